@@ -1,0 +1,68 @@
+"""Baseline of accepted findings, fingerprinted so unrelated line shifts do not resurrect them.
+
+A fingerprint is the rule, the path and the whitespace-normalised offending code, never the
+line number; identical lines are counted, so adding a second copy of a baselined problem
+is still reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+
+from sentinel.errors import InputError
+from sentinel.models import Finding
+
+VERSION = 1
+
+
+def fingerprint(f: Finding) -> str:
+    code = " ".join(f.code.split()) if f.code else f.message
+    return hashlib.sha256(f"{f.rule}\0{f.path}\0{code}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def write(path: str, findings: list[Finding]) -> int:
+    counts = Counter(fingerprint(f) for f in findings)
+    first = {}
+    for f in findings:
+        first.setdefault(fingerprint(f), f)
+    entries = [{"fingerprint": fp, "rule": first[fp].rule, "path": first[fp].path, "count": n}
+               for fp, n in sorted(counts.items(), key=lambda kv: (first[kv[0]].path, first[kv[0]].rule, kv[0]))]
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"version": VERSION, "tool": "sentinel", "findings": entries}, fh, indent=1)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return len(findings)
+
+
+def load(path: str) -> Counter:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read baseline {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"baseline {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("findings"), list):
+        raise InputError(f"baseline {path} has an unknown format (expected version {VERSION})")
+    out: Counter = Counter()
+    for e in data["findings"]:
+        if isinstance(e, dict) and isinstance(e.get("fingerprint"), str):
+            out[e["fingerprint"]] += int(e.get("count", 1))
+    return out
+
+
+def apply(findings: list[Finding], accepted: Counter) -> tuple[list[Finding], int]:
+    remaining = Counter(accepted)
+    kept, dropped = [], 0
+    for f in findings:
+        fp = fingerprint(f)
+        if remaining[fp] > 0:
+            remaining[fp] -= 1
+            dropped += 1
+        else:
+            kept.append(f)
+    return kept, dropped

@@ -1,0 +1,44 @@
+"""The registry of checks. Each check is one module that declares its rules as data
+(``RULES``) and implements ``check_file(ctx)`` and/or ``check_change(cctx)``; modules are
+imported only when their check is enabled, so disabled or heavy checks cost nothing."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+# Order is the order of the gate: the four code checks, then the intent checks.
+CHECK_MODULES: dict[str, str] = {
+    "jail": "sentinel.checks.jail",
+    "style": "sentinel.checks.style",
+    "chaos": "sentinel.checks.chaos",
+    "placeholder": "sentinel.checks.placeholder",
+}
+# Checks whose modules may be absent in this build (added by later features).
+OPTIONAL_CHECKS: dict[str, str] = {
+    "drift": "sentinel.checks.drift",
+    "claims": "sentinel.checks.claims",
+}
+
+
+def load_check(name: str) -> ModuleType:
+    return importlib.import_module(CHECK_MODULES.get(name) or OPTIONAL_CHECKS[name])
+
+
+def available_checks() -> list[str]:
+    names = list(CHECK_MODULES)
+    for name, module in OPTIONAL_CHECKS.items():
+        if importlib.util.find_spec(module) is not None:
+            names.append(name)
+    return names
+
+
+def all_rules() -> list:
+    rules = []
+    for name in available_checks():
+        rules.extend(load_check(name).RULES)
+    return rules
+
+
+def rule_index() -> dict:
+    return {r.code: r for r in all_rules()}

@@ -1,0 +1,192 @@
+"""What a check sees: one changed file with lazily computed views of its post-change content.
+
+Nothing is computed until a check asks: content is read from git only for files a check
+needs, the lexer runs once per file, and the AST is parsed once and only when an AST rule
+has something to look at (parsing a 10K-line module costs ~100 ms).
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from dataclasses import dataclass, field
+
+from sentinel.config import Config
+from sentinel.lexer import Lexed, lex
+from sentinel.models import FileChange, FileStatus, FilterMode, Finding, Severity
+from sentinel.rules import Rule
+
+
+class FileContext:
+    def __init__(self, change: FileChange, config: Config, mode: FilterMode,
+                 content: str | None, root: str | None = None):
+        self.change = change
+        self.path = change.path
+        self.language = change.language
+        self.config = config
+        self.mode = mode
+        self.root = root
+        self._content = content
+        self._lines: list[str] | None = None
+        self._lexed: Lexed | None = None
+        self._tree: ast.AST | None = None
+        self._tree_error: str | None = None
+        self._parsed = False
+        self._nodes: dict[type, list] | None = None
+        self._parents: dict[int, ast.AST] | None = None
+
+    # --- content -------------------------------------------------------------
+    @property
+    def has_content(self) -> bool:
+        return self._content is not None
+
+    @property
+    def text(self) -> str:
+        """Post-change content; when it cannot be read, the added lines at their positions."""
+        if self._content is None:
+            known = {**self.change.context, **self.change.added}
+            if not known:
+                return ""
+            last = max(known)
+            self._content = "\n".join(known.get(i, "") for i in range(1, last + 1)) + "\n"
+        return self._content
+
+    @property
+    def lines(self) -> list[str]:
+        """1-based: lines[n] is line n (lines[0] is empty)."""
+        if self._lines is None:
+            self._lines = [""] + [ln.rstrip("\r") for ln in self.text.split("\n")]
+        return self._lines
+
+    def line(self, n: int) -> str:
+        lines = self.lines
+        return lines[n] if 0 < n < len(lines) else self.change.added.get(n, "")
+
+    # --- scope of the filter mode -------------------------------------------
+    def selected(self, line: int | None) -> bool:
+        """Could a finding on this line be reported under the filter mode?"""
+        if line is None or self.mode in (FilterMode.FILE, FilterMode.NOFILTER):
+            return True
+        if self.mode is FilterMode.DIFF_CONTEXT:
+            return self.change.in_hunks(line)
+        return line in self.change.added
+
+    def selected_lines(self) -> list[int]:
+        """Line numbers in scope, ascending."""
+        if self.mode in (FilterMode.FILE, FilterMode.NOFILTER):
+            return list(range(1, len(self.lines)))
+        if self.mode is FilterMode.DIFF_CONTEXT:
+            out = set(self.change.added)
+            for h in self.change.hunks:
+                out.update(range(h.target_start, h.target_start + h.target_length))
+            return sorted(x for x in out if x > 0)
+        return sorted(self.change.added)
+
+    def any_selected_matches(self, pattern) -> bool:
+        """Cheap gate before expensive work: does any line in scope match this regex?"""
+        if self.mode in (FilterMode.FILE, FilterMode.NOFILTER):
+            return pattern.search(self.text) is not None
+        return any(pattern.search(self.line(n)) for n in self.selected_lines())
+
+    # --- lexical and syntactic views ----------------------------------------
+    @property
+    def lexed(self) -> Lexed:
+        if self._lexed is None:
+            self._lexed = lex(self.text, self.language)
+        return self._lexed
+
+    @property
+    def tree(self) -> ast.AST | None:
+        """The Python AST of the post-change file, or None when it does not parse."""
+        if not self._parsed:
+            self._parsed = True
+            if self.language == "python":
+                try:
+                    self._tree = ast.parse(self.text, filename=self.path, type_comments=False)
+                except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                    self._tree_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}"
+        return self._tree
+
+    @property
+    def parse_error(self) -> str | None:
+        return self._tree_error
+
+    def nodes(self, *types: type) -> list:
+        """All nodes of the given AST types (one walk per file, shared by every check)."""
+        if self._nodes is None:
+            self._nodes = {}
+            tree = self.tree
+            if tree is not None:
+                index = self._nodes
+                parents: dict[int, ast.AST] = {}
+                for node in ast.walk(tree):
+                    index.setdefault(type(node), []).append(node)
+                    for child in ast.iter_child_nodes(node):
+                        parents[id(child)] = node
+                self._parents = parents
+        out: list = []
+        for t in types:
+            out.extend(self._nodes.get(t, ()))
+        return out
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        if self._parents is None:
+            self.nodes()
+        return (self._parents or {}).get(id(node))
+
+    def ancestors(self, node: ast.AST):
+        cur = self.parent(node)
+        while cur is not None:
+            yield cur
+            cur = self.parent(cur)
+
+    def node_selected(self, node: ast.AST) -> bool:
+        """Is any line of this node's first line in scope? (multi-line statements count by their first line)."""
+        return self.selected(getattr(node, "lineno", None))
+
+    # --- findings -------------------------------------------------------------
+    def finding(self, rule: Rule, line: int | None, message: str, column: int | None = None,
+                code: str | None = None, hint: str | None = None, end_line: int | None = None) -> Finding:
+        return Finding(rule=rule.code, check=rule.check, severity=rule.severity, path=self.path, line=line,
+                       column=column, message=message,
+                       code=(code if code is not None else (self.line(line).strip() if line else "")),
+                       hint=hint if hint is not None else rule.hint, end_line=end_line)
+
+    def path_matches(self, patterns: list[str]) -> bool:
+        return path_matches(self.path, patterns)
+
+
+def path_matches(path: str, patterns: list[str]) -> bool:
+    """gitignore-like globs: "**/" may match no directory; a pattern without "/" matches the basename."""
+    for pat in patterns:
+        if fnmatch.fnmatchcase(path, pat):
+            return True
+        if pat.startswith("**/") and fnmatch.fnmatchcase(path, pat[3:]):
+            return True
+        if "/" not in pat and fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], pat):
+            return True
+        if pat.endswith("/**") and (path == pat[:-3] or path.startswith(pat[:-2])):
+            return True
+    return False
+
+
+@dataclass(slots=True)
+class ChangeContext:
+    """What a change-level check sees: the whole change, its text, and the other checks' findings."""
+
+    files: list[FileChange]
+    config: Config
+    mode: FilterMode
+    root: str | None
+    message: str | None
+    task: str | None
+    findings_so_far: list[Finding] = field(default_factory=list)
+    file_contexts: dict[str, FileContext] = field(default_factory=dict)
+    options: dict = field(default_factory=dict)  # --junit paths etc., passed through
+
+    def content_files(self) -> list[FileChange]:
+        return [f for f in self.files if f.status not in (FileStatus.DELETED, FileStatus.BINARY)]
+
+
+def severity_rank(level: Severity) -> int:
+    return level.rank

@@ -1,0 +1,1 @@
+"""CLI subcommands, one module per group; each module's register() only declares arguments."""

@@ -1,0 +1,205 @@
+"""`sentinel check`, `rules`, `explain`, `config`, `baseline`."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from sentinel.errors import InputError
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def add_source_args(p) -> None:
+    src = p.add_argument_group("what to check (default: the staged change, new files included)")
+    x = src.add_mutually_exclusive_group()
+    x.add_argument("--range", metavar="A..B", help="a commit range; A...B diffs against the merge base")
+    x.add_argument("--diff", metavar="FILE", help="a unified diff file, or - for stdin")
+    x.add_argument("--all-files", action="store_true", help="the whole tracked tree as an all-added change")
+    x.add_argument("--staged", action="store_true", help="the staged change (default)")
+
+
+def add_gate_args(p) -> None:
+    p.add_argument("--config", metavar="PATH", help="config file (default: .sentinel.toml or [tool.sentinel])")
+    p.add_argument("--fail-level", choices=("info", "warning", "error"), help="lowest severity that fails the gate")
+    p.add_argument("--filter-mode", choices=("added", "diff_context", "file", "nofilter"),
+                   help="which findings of changed files count (default: added lines only)")
+    p.add_argument("--ban", action="append", default=[], metavar="NAME",
+                   help="ban an import/dependency for this run (repeatable)")
+    p.add_argument("--no-baseline", action="store_true", help="ignore the baseline file")
+    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--no-color", action="store_true", help="never colour the terminal report")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="run the gate on a change")
+    add_source_args(p)
+    add_gate_args(p)
+    p.add_argument("--task", metavar="TEXT|@FILE", help="what the change was asked to do (for drift)")
+    p.add_argument("--message", metavar="TEXT|@FILE", help="commit message / PR body (for claims)")
+    p.add_argument("--junit", action="append", default=[], metavar="PATH", help="test report (claim evidence)")
+    p.add_argument("--coverage", action="append", default=[], metavar="PATH", help="coverage XML (claim evidence)")
+    p.add_argument("--no-memory", action="store_true", help="do not consult or update the experience memory")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("rules", help="list every rule with its code and default severity")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser("explain", help="document one rule: what, why, example, use instead")
+    p.add_argument("code")
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("config", help="print the effective configuration")
+    p.add_argument("--config", metavar="PATH")
+    p.set_defaults(func=cmd_config)
+
+    p = sub.add_parser("baseline", help="write a baseline of the current findings")
+    add_source_args(p)
+    p.add_argument("--config", metavar="PATH")
+    p.add_argument("--output", "-o", metavar="FILE", default=None,
+                   help="baseline file (default: config 'baseline' or .sentinel-baseline.json)")
+    p.set_defaults(func=cmd_baseline, all_files_default=True)
+
+
+def read_text_arg(value: str | None) -> str | None:
+    """TEXT or @FILE."""
+    if value is None or not value.startswith("@"):
+        return value
+    path = value[1:]
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text") from None
+
+
+def _change_and_config(args):
+    from sentinel import api, sources
+    rng = args.range
+    if not (rng or args.diff or args.all_files or args.staged):
+        rng = sources.pre_push_range() if os.environ.get("PRE_COMMIT_TO_REF") else None
+    change = api.get_change(range=rng, diff_file=args.diff, all_files=args.all_files)
+    from sentinel.config import load_config
+    root = change.changeset.root
+    config = load_config(root, args.config, cache_dir=api.cache_dir_for(root))
+    return change, config
+
+
+def cmd_check(args) -> int:
+    from sentinel import engine
+    from sentinel.models import FilterMode, Severity
+    change, config = _change_and_config(args)
+    extra = {"junit": args.junit, "coverage": args.coverage}
+    opts = engine.RunOptions(
+        fail_level=Severity(args.fail_level) if args.fail_level else None,
+        filter_mode=FilterMode(args.filter_mode) if args.filter_mode else None,
+        extra_banned=args.ban, task=read_text_arg(args.task), message=read_text_arg(args.message),
+        use_baseline=not args.no_baseline, extra=extra)
+    verdict = engine.run(change, config, opts)
+    if not args.no_memory and config.memory.enabled:
+        verdict = _remember(change, config, verdict)
+    _emit(verdict, args)
+    if verdict.errored:
+        for r in verdict.checks:
+            if r.status.value == "error":
+                print(f"sentinel: error: check '{r.check}' failed to run: {r.reason}", file=sys.stderr)
+        return 2
+    return 0 if verdict.passed else 1
+
+
+def _remember(change, config, verdict):
+    """Record the run in the hypothesis store and, on failure, add recall. Optional feature."""
+    try:
+        from sentinel.memory import gate_hook
+    except ModuleNotFoundError:
+        return verdict
+    return gate_hook.after_run(change, config, verdict)
+
+
+def _emit(verdict, args) -> None:
+    from sentinel.checks import rule_index
+    from sentinel.report import render
+    fmt = args.format
+    to_tty = not args.output and sys.stdout.isatty()
+    kwargs = {"color": to_tty and not args.no_color and not os.environ.get("NO_COLOR")}
+    if fmt == "sarif":
+        kwargs["rules"] = rule_index()
+        kwargs["root"] = verdict_root(args)
+    text = render(verdict, fmt, **kwargs)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if fmt != "text":
+            # keep a human line on the terminal when the report went to a file
+            sys.stdout.write(render(verdict, "text", color=False).splitlines()[-1] + "\n")
+    else:
+        sys.stdout.write(text)
+
+
+def verdict_root(args) -> str | None:
+    return os.getcwd()
+
+
+def cmd_rules(args) -> int:
+    from sentinel.checks import all_rules
+    rules = all_rules()
+    if args.format == "json":
+        import json
+        print(json.dumps([{"code": r.code, "name": r.name, "check": r.check, "severity": r.severity.value,
+                           "summary": r.summary} for r in rules], indent=2))
+        return 0
+    for r in rules:
+        print(f"{r.code}  {r.severity.value:<7}  {r.check:<11}  {r.name:<28}  {r.summary}")
+    return 0
+
+
+def cmd_explain(args) -> int:
+    from sentinel.checks import rule_index
+    rule = rule_index().get(args.code.upper())
+    if rule is None:
+        raise InputError(f"unknown rule code {args.code!r}; `sentinel rules` lists them")
+    print(f"{rule.code} {rule.name} ({rule.check}, default severity: {rule.severity.value})\n")
+    print(f"What it does\n  {rule.summary}\n")
+    print(f"Why it matters\n  {rule.rationale}\n")
+    print("Example (fires)\n" + _indent(rule.example) + "\n")
+    print("Use instead\n" + _indent(rule.counter_example))
+    if rule.hint:
+        print(f"\nHint: {rule.hint}")
+    return 0
+
+
+def _indent(code: str) -> str:
+    return "\n".join("    " + ln for ln in code.strip("\n").split("\n"))
+
+
+def cmd_config(args) -> int:
+    import json
+    from sentinel import gitio
+    from sentinel.config import as_dict, load_config
+    from sentinel.errors import GitError
+    try:
+        root = gitio.repo_root()
+    except GitError:
+        root = None
+    cfg = load_config(root, args.config)
+    print(f"# effective configuration (from {cfg.source})")
+    print(json.dumps(as_dict(cfg), indent=2))
+    return 0
+
+
+def cmd_baseline(args) -> int:
+    from sentinel import baseline, engine
+    if not (args.range or args.diff or args.staged):
+        args.all_files = True
+    change, config = _change_and_config(args)
+    verdict = engine.run(change, config, engine.RunOptions(use_baseline=False))
+    path = args.output or config.baseline or ".sentinel-baseline.json"
+    if not os.path.isabs(path) and change.changeset.root and not args.output:
+        path = os.path.join(change.changeset.root, path)
+    n = baseline.write(path, verdict.findings)
+    print(f"sentinel: wrote {n} finding(s) to {path}")
+    return 0

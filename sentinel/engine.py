@@ -1,0 +1,221 @@
+"""The gate: run the enabled checks over a change and turn their findings into a Verdict.
+
+Data flows one way: Change -> FileContexts -> checks -> filter/suppress/baseline -> Verdict.
+A check that raises is an *error* of the run (exit 2, check named), never a pass.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from sentinel import baseline as baseline_mod
+from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
+from sentinel.checks.base import ChangeContext, FileContext, path_matches
+from sentinel.config import Config
+from sentinel.models import (CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity,
+                             Verdict)
+from sentinel.sources import Change
+from sentinel.suppress import is_suppressed
+
+
+@dataclass(slots=True)
+class RunOptions:
+    fail_level: Severity | None = None
+    filter_mode: FilterMode | None = None
+    only_checks: list[str] | None = None  # run just these checks (e.g. the commit-msg hook)
+    extra_banned: list[str] = field(default_factory=list)
+    task: str | None = None
+    message: str | None = None
+    baseline_path: str | None = None
+    use_baseline: bool = True
+    extra: dict = field(default_factory=dict)  # passed to change-level checks (junit paths...)
+
+
+def _decode(data: bytes | None) -> tuple[str | None, str | None]:
+    if data is None:
+        return None, None
+    if b"\0" in data[:8000]:
+        return None, "binary content"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text (invalid byte at offset {exc.start})"
+
+
+def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[list[FileContext], list[NotChecked]]:
+    cs = change.changeset
+    contexts: list[FileContext] = []
+    not_checked: list[NotChecked] = []
+    wanted: list[str] = []
+    for fc in cs.files:
+        if config.exclude and path_matches(fc.path, config.exclude):
+            continue
+        if fc.is_binary or fc.status is FileStatus.BINARY:
+            not_checked.append(NotChecked(fc.path, "binary file"))
+        elif fc.unreadable:
+            not_checked.append(NotChecked(fc.path, fc.unreadable))
+        elif fc.status is not FileStatus.DELETED and not _content_in_diff(fc, change):
+            wanted.append(fc.path)
+    contents = change.read(wanted) if wanted else {}
+    for fc in cs.files:
+        if config.exclude and path_matches(fc.path, config.exclude):
+            continue
+        content: str | None = None
+        if fc.path in contents:
+            content, problem = _decode(contents[fc.path])
+            if problem:
+                not_checked.append(NotChecked(fc.path, problem))
+                continue
+            if content is not None and change.content_rev is None and not _consistent(fc, content):
+                content = None  # working tree differs from the diff: use the diff's own lines
+        contexts.append(FileContext(fc, config, mode, content, root=cs.root))
+    return contexts, not_checked
+
+
+def _content_in_diff(fc, change: Change) -> bool:
+    """A file added by a plain diff carries its whole content; no need to read anything."""
+    return change.content_rev is None and fc.status is FileStatus.ADDED
+
+
+def _consistent(fc, content: str) -> bool:
+    lines = content.split("\n")
+    for n, text in fc.added.items():
+        if n > len(lines) or lines[n - 1].rstrip("\r") != text:
+            return False
+    return True
+
+
+def _enabled_checks(config: Config, opts: RunOptions) -> tuple[list[str], list[CheckResult]]:
+    names = list(CHECK_MODULES) + [n for n in OPTIONAL_CHECKS if _module_exists(OPTIONAL_CHECKS[n])]
+    if opts.only_checks:
+        names = [n for n in names if n in opts.only_checks]
+    run, skipped = [], []
+    for name in names:
+        if not config.section_enabled(name):
+            skipped.append(CheckResult(name, CheckStatus.SKIPPED, reason="disabled in config"))
+        else:
+            run.append(name)
+    return run, skipped
+
+
+def _module_exists(module: str) -> bool:
+    import importlib.util
+    return importlib.util.find_spec(module) is not None
+
+
+def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdict:
+    opts = opts or RunOptions()
+    start = time.perf_counter()
+    mode = opts.filter_mode or config.filter_mode
+    fail_level = opts.fail_level or config.fail_level
+    if opts.extra_banned:
+        config.jail.banned_imports = list(dict.fromkeys([*config.jail.banned_imports, *opts.extra_banned]))
+        config.jail.banned_dependencies = list(dict.fromkeys([*config.jail.banned_dependencies, *opts.extra_banned]))
+
+    contexts, not_checked = build_contexts(change, config, mode)
+    names, results = _enabled_checks(config, opts)
+    by_path = {ctx.path: ctx for ctx in contexts}
+    findings: list[Finding] = []
+    for name in names:
+        result = _run_check(name, contexts, change, config, mode, opts, findings, by_path)
+        results.append(result)
+        findings.extend(result.findings)
+
+    for ctx in contexts:
+        if ctx.language == "python" and ctx._parsed and ctx.parse_error:
+            not_checked.append(NotChecked(ctx.path, f"does not parse ({ctx.parse_error}): syntax-based rules skipped"))
+
+    kept, suppressed = _postprocess(findings, by_path, config, mode)
+    baselined = 0
+    bl_path = opts.baseline_path or config.baseline
+    if opts.use_baseline and bl_path:
+        import os
+        full = bl_path if os.path.isabs(bl_path) or not change.changeset.root else os.path.join(change.changeset.root, bl_path)
+        if os.path.exists(full):
+            kept, baselined = baseline_mod.apply(kept, baseline_mod.load(full))
+    kept.sort(key=Finding.sort_key)
+    kept_ids = {id(f) for f in kept}
+    for r in results:
+        r.findings = [f for f in r.findings if id(f) in kept_ids]
+        if r.status is CheckStatus.PASSED and any(f.severity.rank >= fail_level.rank for f in r.findings):
+            r.status = CheckStatus.FAILED
+    blocking = any(f.severity.rank >= fail_level.rank for f in kept)
+    errored = any(r.status is CheckStatus.ERROR for r in results)
+    cs = change.changeset
+    return Verdict(passed=not blocking and not errored, fail_level=fail_level, checks=results, findings=kept,
+                   source=cs.source, files_changed=len(cs.files), lines_added=cs.added_line_count,
+                   not_checked=not_checked, suppressed=suppressed, baselined=baselined,
+                   duration_ms=round((time.perf_counter() - start) * 1000, 1))
+
+
+def _run_check(name, contexts, change, config, mode, opts, findings_so_far, by_path) -> CheckResult:
+    t0 = time.perf_counter()
+    current = ""
+    try:
+        module = load_check(name)
+        out: list[Finding] = []
+        check_file = getattr(module, "check_file", None)
+        if check_file is not None:
+            for ctx in contexts:
+                current = ctx.path
+                out.extend(check_file(ctx))
+        current = ""
+        check_change = getattr(module, "check_change", None)
+        status, reason = CheckStatus.PASSED, ""
+        if check_change is not None:
+            cctx = ChangeContext(files=change.changeset.files, config=config, mode=mode, root=change.changeset.root,
+                                 message=opts.message if opts.message is not None else change.changeset.message,
+                                 task=opts.task, findings_so_far=list(findings_so_far), file_contexts=by_path,
+                                 options=dict(opts.extra))
+            res = check_change(cctx)
+            # A change-level check may report that it could not run (e.g. no embedding model).
+            if isinstance(res, CheckResult):
+                res.duration_ms = round((time.perf_counter() - t0) * 1000, 1)
+                res.findings = out + res.findings
+                return res
+            out.extend(res)
+        return CheckResult(name, status, findings=out, reason=reason,
+                           duration_ms=round((time.perf_counter() - t0) * 1000, 1))
+    except Exception as exc:  # a crashing check is a gate error, reported with its name
+        where = f" while checking {current}" if current else ""
+        return CheckResult(name, CheckStatus.ERROR, reason=f"{type(exc).__name__}: {exc}{where}",
+                           duration_ms=round((time.perf_counter() - t0) * 1000, 1))
+
+
+def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], config: Config,
+                 mode: FilterMode) -> tuple[list[Finding], int]:
+    kept: list[Finding] = []
+    suppressed = 0
+    for f in findings:
+        ctx = by_path.get(f.path)
+        if ctx is not None and mode is not FilterMode.NOFILTER and not ctx.selected(f.line):
+            continue
+        override = config.severity.get(f.rule)
+        if override == "off":
+            continue
+        if override:
+            f.severity = Severity(override)
+        if _ignored_by_path(f, config):
+            continue
+        if ctx is not None and f.line and _inline_suppressed(f, ctx):
+            suppressed += 1
+            continue
+        kept.append(f)
+    return kept, suppressed
+
+
+def _ignored_by_path(f: Finding, config: Config) -> bool:
+    for pattern, codes in config.per_path_ignores.items():
+        if path_matches(f.path, [pattern]) and any(c == "*" or f.rule == c or f.rule.startswith(c) or f.check == c
+                                                   for c in codes):
+            return True
+    return False
+
+
+def _inline_suppressed(f: Finding, ctx: FileContext) -> bool:
+    window = {n: ctx.line(n) for n in (f.line, f.line - 1) if n and n > 0}
+    if not any("sentinel:" in text for text in window.values()):
+        return False
+    comments = {n: c for n, c in ctx.lexed.comments.items() if n in window}
+    return is_suppressed(f.rule, f.line, comments)

@@ -1,0 +1,117 @@
+"""Thin, fast wrappers around the git command line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from sentinel.errors import GitError
+
+# Fixed options so user config (diff.noprefix, mnemonicPrefix, external diff tools,
+# textconv, colour, quotepath) can never change what we parse.
+_DIFF_OPTS = ["--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
+              "--find-renames", "--unified=3"]
+_GIT_CONFIG = ["-c", "core.quotepath=false", "-c", "diff.mnemonicprefix=false", "-c", "diff.noprefix=false"]
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ZERO_SHA = "0" * 40
+
+
+def git_executable() -> str:
+    exe = shutil.which("git")
+    if exe is None:
+        raise GitError("git is not installed or not on PATH; use --diff FILE to check a diff without git")
+    return exe
+
+
+def run_git(args: list[str], cwd: str | None = None, input_bytes: bytes | None = None,
+            check: bool = True) -> bytes:
+    exe = git_executable()
+    try:
+        proc = subprocess.run([exe, *_GIT_CONFIG, *args], cwd=cwd, input=input_bytes,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise GitError(f"could not run git: {exc}") from None
+    if check and proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+        raise GitError(f"git {' '.join(args[:3])} failed: {msg}")
+    return proc.stdout
+
+
+def repo_root(cwd: str | None = None) -> str:
+    exe = git_executable()
+    proc = subprocess.run([exe, "rev-parse", "--show-toplevel"], cwd=cwd,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        where = os.path.abspath(cwd or os.getcwd())
+        raise GitError(f"not a git repository: {where} (run inside a repository, or use --diff FILE)")
+    return proc.stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def git_dir(root: str) -> str:
+    out = run_git(["rev-parse", "--absolute-git-dir"], cwd=root)
+    return out.decode("utf-8", "surrogateescape").strip()
+
+
+def has_commits(root: str) -> bool:
+    exe = git_executable()
+    proc = subprocess.run([exe, "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return proc.returncode == 0
+
+
+def resolve(root: str, rev: str) -> str:
+    exe = git_executable()
+    proc = subprocess.run([exe, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise GitError(f"unknown revision: {rev!r}")
+    return proc.stdout.decode().strip()
+
+
+def diff_staged(root: str) -> bytes:
+    return run_git(["diff", "--cached", *_DIFF_OPTS], cwd=root)
+
+
+def diff_range(root: str, base: str, head: str, merge_base: bool) -> bytes:
+    spec = [f"{base}...{head}"] if merge_base else [base, head]
+    return run_git(["diff", *_DIFF_OPTS, *spec, "--"], cwd=root)
+
+
+def merge_base(root: str, a: str, b: str) -> str | None:
+    out = run_git(["merge-base", a, b], cwd=root, check=False).decode().strip()
+    return out or None
+
+
+def ls_files(root: str, rev: str | None = None) -> list[str]:
+    if rev:
+        out = run_git(["ls-tree", "-r", "-z", "--name-only", rev], cwd=root)
+    else:
+        out = run_git(["ls-files", "-z", "--cached"], cwd=root)
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def read_blobs(root: str, specs: list[str]) -> dict[str, bytes | None]:
+    """Read many blobs ("REV:path" or ":path" for the index) in one git process."""
+    if not specs:
+        return {}
+    payload = ("\n".join(specs) + "\n").encode("utf-8", "surrogateescape")
+    out = run_git(["cat-file", "--batch"], cwd=root, input_bytes=payload)
+    result: dict[str, bytes | None] = {}
+    pos = 0
+    for spec in specs:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].decode("utf-8", "surrogateescape")
+        pos = nl + 1
+        if header.endswith(" missing") or header.endswith(" ambiguous"):
+            result[spec] = None
+            continue
+        size = int(header.rsplit(" ", 1)[1])
+        result[spec] = out[pos:pos + size]
+        pos += size + 1  # content is followed by a newline
+    return result
+
+
+def commit_message(root: str, rev: str) -> str:
+    return run_git(["log", "-1", "--format=%B", rev], cwd=root).decode("utf-8", "replace")

@@ -1,0 +1,199 @@
+"""Typed models that flow through the gate: ChangeSet -> checks -> Verdict.
+
+They are stdlib dataclasses on purpose: the pre-commit hook must start in well under
+100 ms and importing pydantic alone costs about that much. Pydantic still validates and
+serialises these same classes at the boundaries (config, JSON output, the Python API)
+through ``TypeAdapter`` in :mod:`sentinel.schema`, imported only where it is needed.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {Severity.INFO: 1, Severity.WARNING: 2, Severity.ERROR: 3}
+
+
+class FileStatus(str, enum.Enum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+    COPIED = "copied"
+    BINARY = "binary"
+
+
+class CheckStatus(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+class FilterMode(str, enum.Enum):
+    """reviewdog's vocabulary for which findings of a changed file are reported."""
+
+    ADDED = "added"  # only on added/modified lines
+    DIFF_CONTEXT = "diff_context"  # anywhere inside the diff hunks
+    FILE = "file"  # anywhere in a changed file
+    NOFILTER = "nofilter"  # everything the checks report
+
+
+@dataclass(slots=True)
+class Hunk:
+    source_start: int
+    source_length: int
+    target_start: int
+    target_length: int
+    section_header: str = ""
+
+
+@dataclass(slots=True)
+class FileChange:
+    """One file of a change. Line numbers of ``added`` are new-file line numbers."""
+
+    path: str
+    old_path: str | None
+    status: FileStatus
+    language: str
+    hunks: list[Hunk] = field(default_factory=list)
+    added: dict[int, str] = field(default_factory=dict)
+    removed: list[tuple[int, str]] = field(default_factory=list)
+    # Unchanged lines shown in the hunks (new-file numbers): lets checks see some surroundings
+    # when a plain diff is all there is.
+    context: dict[int, str] = field(default_factory=dict)
+    is_binary: bool = False
+    crlf_lines: set[int] = field(default_factory=set)  # added lines that ended in CRLF
+    # Why the file's content could not be read (non-UTF-8, missing blob...); None when fine.
+    unreadable: str | None = None
+
+    def in_hunks(self, line: int) -> bool:
+        return any(h.target_start <= line < h.target_start + max(h.target_length, 1) for h in self.hunks)
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    """A change under review: the files it touches, where it came from, and what its author said."""
+
+    files: list[FileChange]
+    source: str  # "staged", "range A..B", "diff FILE", "all-files"
+    root: str | None = None  # repository root when the change comes from git
+    base: str | None = None
+    head: str | None = None
+    message: str | None = None  # commit message / PR title + body, when known
+
+    @property
+    def added_line_count(self) -> int:
+        return sum(len(f.added) for f in self.files)
+
+    def file(self, path: str) -> FileChange | None:
+        for f in self.files:
+            if f.path == path:
+                return f
+        return None
+
+
+@dataclass(slots=True)
+class Finding:
+    rule: str  # stable code, e.g. "SEN301"
+    check: str  # check name, e.g. "chaos"
+    severity: Severity
+    path: str
+    line: int | None
+    message: str
+    column: int | None = None
+    code: str = ""  # the offending source line, secrets already redacted
+    hint: str = ""
+    end_line: int | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line or 0, self.column or 0, self.rule)
+
+
+@dataclass(slots=True)
+class CheckResult:
+    check: str
+    status: CheckStatus
+    findings: list[Finding] = field(default_factory=list)
+    reason: str = ""  # why skipped / the error, for honest reporting
+    duration_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class NotChecked:
+    """A file the gate saw but could not examine, and why: never silently 'passed'."""
+
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class SimilarFix:
+    """A governed experience card that resembles a failure (from the memory layer)."""
+
+    card_id: str
+    score: float
+    summary: str
+    fix_strategy: str
+
+
+@dataclass(slots=True)
+class RecurringPattern:
+    """A signature this project has failed on before (from the hypothesis store)."""
+
+    signature: str
+    rule: str
+    urgency: str  # critical / high / medium / low
+    count: int
+    changes: int
+    last_resolution: str | None = None
+
+
+@dataclass(slots=True)
+class RecallGroup:
+    """Recall for one group of related findings: similar past fixes and recurring patterns."""
+
+    rule: str
+    title: str
+    finding_count: int
+    similar: list[SimilarFix] = field(default_factory=list)
+    patterns: list[RecurringPattern] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Verdict:
+    passed: bool
+    fail_level: Severity
+    checks: list[CheckResult]
+    findings: list[Finding]
+    source: str
+    files_changed: int
+    lines_added: int
+    not_checked: list[NotChecked] = field(default_factory=list)
+    suppressed: int = 0
+    baselined: int = 0
+    duration_ms: float = 0.0
+    # Filled by the memory layer after a failure (similar fixes, recurring patterns).
+    recall: list[RecallGroup] = field(default_factory=list)
+    recall_note: str = ""  # e.g. "lexical search only: no vector model could load"
+
+    @property
+    def errored(self) -> bool:
+        return any(c.status is CheckStatus.ERROR for c in self.checks)
+
+    def counts(self) -> dict[str, int]:
+        out = {s.value: 0 for s in Severity}
+        for f in self.findings:
+            out[f.severity.value] += 1
+        return out

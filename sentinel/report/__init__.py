@@ -1,0 +1,17 @@
+"""Reporters turn a Verdict into text. They never run checks; checks never know about them."""
+
+from __future__ import annotations
+
+import importlib
+
+FORMATS = {
+    "text": "sentinel.report.terminal",
+    "json": "sentinel.report.jsonfmt",
+    "sarif": "sentinel.report.sarif",
+    "github": "sentinel.report.github",
+}
+
+
+def render(verdict, fmt: str = "text", **kwargs) -> str:
+    module = importlib.import_module(FORMATS[fmt])
+    return module.render(verdict, **kwargs)

@@ -1,0 +1,23 @@
+"""A rule is data: stable code, name, default severity and its documentation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sentinel.models import Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str  # stable, e.g. "SEN301"
+    name: str  # kebab-case, e.g. "bare-except"
+    check: str  # owning check, e.g. "chaos"
+    severity: Severity
+    summary: str  # what it does (one line)
+    rationale: str  # why it matters
+    example: str  # code that triggers the rule
+    counter_example: str  # what to write instead ("use instead"); must not trigger
+    hint: str = ""  # one-line fix hint shown with each finding
+    example_path: str = "example.py"  # file name the examples are checked as
+    # Config overrides needed for the example to fire, e.g. {"jail": {"banned_imports": ["flask"]}}.
+    example_config: dict = field(default_factory=dict)

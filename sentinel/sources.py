@@ -1,0 +1,154 @@
+"""Where a change comes from: staged index, commit range, a diff file or stdin, the whole tree.
+
+Each source yields a ChangeSet plus a way to read post-change file contents from the same
+snapshot git would commit (the index blob for staged changes, the head commit for ranges),
+never the possibly different working-tree file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from sentinel import gitio
+from sentinel.diffparse import decode_diff, parse_diff
+from sentinel.errors import GitError, InputError
+from sentinel.languages import detect_language
+from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
+
+# Refuse absurd inputs with a clear message rather than exhausting memory.
+MAX_DIFF_BYTES = 512 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Change:
+    changeset: ChangeSet
+    # "" reads the index, a sha reads that commit, None reads the working tree (diff input).
+    content_rev: str | None = None
+
+    def read(self, paths: list[str]) -> dict[str, bytes | None]:
+        root = self.changeset.root
+        if self.content_rev is not None and root:
+            specs = {p: f"{self.content_rev}:{p}" for p in paths}
+            blobs = gitio.read_blobs(root, list(specs.values()))
+            return {p: blobs.get(s) for p, s in specs.items()}
+        base = root or os.getcwd()
+        out: dict[str, bytes | None] = {}
+        for p in paths:
+            full = os.path.join(base, p)
+            try:
+                with open(full, "rb") as fh:
+                    out[p] = fh.read()
+            except OSError:
+                out[p] = None
+        return out
+
+
+def _check_size(data: bytes, what: str) -> None:
+    if len(data) > MAX_DIFF_BYTES:
+        raise InputError(f"{what} is {len(data) // (1024 * 1024)} MiB, above the {MAX_DIFF_BYTES // (1024 * 1024)} MiB limit")
+
+
+def staged(cwd: str | None = None) -> Change:
+    root = gitio.repo_root(cwd)
+    data = gitio.diff_staged(root)
+    _check_size(data, "the staged diff")
+    cs = parse_diff(decode_diff(data), source="staged")
+    cs.root = root
+    cs.head = "INDEX"
+    return Change(cs, content_rev="")
+
+
+def parse_range(spec: str) -> tuple[str, str, bool]:
+    if "..." in spec:
+        base, head = spec.split("...", 1)
+        merge = True
+    elif ".." in spec:
+        base, head = spec.split("..", 1)
+        merge = False
+    else:
+        raise InputError(f"invalid range {spec!r}: expected A..B or A...B")
+    return base or "HEAD", head or "HEAD", merge
+
+
+def commit_range(spec: str, cwd: str | None = None) -> Change:
+    base, head, merge = parse_range(spec)
+    root = gitio.repo_root(cwd)
+    head_sha = gitio.resolve(root, head)
+    if base == gitio.ZERO_SHA:
+        base_sha = gitio.EMPTY_TREE  # a new branch: everything reachable is new
+        merge = False
+    else:
+        base_sha = gitio.resolve(root, base)
+    if merge and gitio.merge_base(root, base_sha, head_sha) is None:
+        raise GitError(f"no merge base between {base} and {head}")
+    data = gitio.diff_range(root, base_sha, head_sha, merge)
+    _check_size(data, f"the diff of {spec}")
+    cs = parse_diff(decode_diff(data), source=f"range {spec}")
+    cs.root, cs.base, cs.head = root, base_sha, head_sha
+    try:
+        cs.message = gitio.commit_message(root, head_sha)
+    except GitError:
+        cs.message = None
+    return Change(cs, content_rev=head_sha)
+
+
+def pre_push_range() -> str | None:
+    """pre-commit's pre-push stage exports the pushed range in these variables."""
+    src = os.environ.get("PRE_COMMIT_FROM_REF") or os.environ.get("PRE_COMMIT_SOURCE")
+    dst = os.environ.get("PRE_COMMIT_TO_REF") or os.environ.get("PRE_COMMIT_ORIGIN")
+    if src and dst:
+        return f"{src}...{dst}"
+    return None
+
+
+def diff_input(path: str, cwd: str | None = None) -> Change:
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        label = "stdin"
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise InputError(f"cannot read diff file {path!r}: {exc.strerror}") from None
+        label = path
+    _check_size(data, f"diff {label}")
+    if b"\0" in data[:8192]:
+        raise InputError(f"diff {label} is binary data, not a unified diff")
+    cs = parse_diff(decode_diff(data), source=f"diff {label}")
+    try:
+        cs.root = gitio.repo_root(cwd)
+    except GitError:
+        cs.root = None
+    return Change(cs, content_rev=None)
+
+
+def all_files(cwd: str | None = None) -> Change:
+    """The tracked tree as one all-added change, for first adoption."""
+    root = gitio.repo_root(cwd)
+    paths = gitio.ls_files(root)
+    blobs = gitio.read_blobs(root, [f":{p}" for p in paths])
+    files: list[FileChange] = []
+    for p in paths:
+        data = blobs.get(f":{p}")
+        fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown")
+        if data is None:
+            fc.unreadable = "not in the index"
+        elif b"\0" in data[:8000]:
+            fc.status, fc.is_binary = FileStatus.BINARY, True
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                fc.unreadable = "not UTF-8 text"
+                text = ""
+            lines = text.splitlines()
+            fc.added = {i: line for i, line in enumerate(lines, 1)}
+            fc.crlf_lines = {i for i, raw in enumerate(text.split("\n"), 1) if raw.endswith("\r")}
+            fc.hunks = [Hunk(0, 0, 1, len(lines))] if lines else []
+        fc.language = detect_language(p, fc.added.get(1))
+        files.append(fc)
+    cs = ChangeSet(files=files, source="all-files", root=root, head="INDEX")
+    return Change(cs, content_rev="")

@@ -1,0 +1,82 @@
+"""Shared fixtures: real git repositories in temp dirs and a one-call way to gate a new file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sentinel import engine
+from sentinel.config import validate
+from sentinel.diffparse import parse_diff
+from sentinel.sources import Change
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def new_file_diff(path: str, content: str) -> str:
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    body = "".join(f"+{ln}\n" for ln in lines)
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n{body}")
+
+
+def gate_new_file(path: str, content: str, config: dict | None = None, **opts):
+    """Run the whole gate on a diff that adds one file; returns the Verdict."""
+    cs = parse_diff(new_file_diff(path, content), source="test")
+    cfg = validate(config or {}, "test") if config else validate({}, "test")
+    return engine.run(Change(cs, content_rev=None), cfg, engine.RunOptions(**opts))
+
+
+def codes(verdict) -> list[str]:
+    return [f.rule for f in verdict.findings]
+
+
+class GitRepo:
+    """A real git repository in a temp dir."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.git("init", "-q", "-b", "main")
+        self.git("config", "user.email", "t@example.com")
+        self.git("config", "user.name", "Test")
+        self.git("config", "commit.gpgsign", "false")
+
+    def git(self, *args: str, check: bool = True) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"git {args} failed: {proc.stderr}")
+        return proc.stdout
+
+    def write(self, rel: str, content: str | bytes) -> Path:
+        p = self.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_bytes(content.encode("utf-8"))
+        return p
+
+    def add(self, *rels: str) -> None:
+        self.git("add", "--", *rels)
+
+    def commit(self, message: str = "commit") -> str:
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def sentinel(self, *args: str, input: str | None = None, env: dict | None = None):
+        """Run the real `sentinel` CLI in a subprocess inside this repo."""
+        full_env = {**os.environ, **(env or {})}
+        full_env.pop("PRE_COMMIT_TO_REF", None) if "PRE_COMMIT_TO_REF" not in (env or {}) else None
+        return subprocess.run([sys.executable, "-m", "sentinel", *args], cwd=self.path, capture_output=True,
+                              text=True, input=input, env=full_env)
+
+
+@pytest.fixture
+def repo(tmp_path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")

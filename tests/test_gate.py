@@ -1,0 +1,175 @@
+"""The gate's behaviour end to end: filter modes, suppressions, baseline, config, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import pytest
+
+from sentinel import engine
+from sentinel.checks import CHECK_MODULES
+from sentinel.config import validate
+from sentinel.diffparse import parse_diff
+from sentinel.errors import ConfigError
+from sentinel.sources import Change
+from tests.conftest import codes, gate_new_file
+
+BARE = "def f():\n    try:\n        g()\n    except:\n        pass\n"
+
+
+def _modify_diff() -> str:
+    # line 4 is added; line 2 ("except:") is context inside the hunk
+    return ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,4 +1,5 @@\n"
+            " try:\n     g()\n except:\n     pass\n+x = 1\n")
+
+
+def test_filter_modes_follow_reviewdog_vocabulary(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no git repo, no working-tree file: content from the diff only
+    cfg = validate({}, "test")
+    for mode, expected in (("added", False), ("diff_context", True), ("file", True), ("nofilter", True)):
+        cs = parse_diff(_modify_diff())
+        v = engine.run(Change(cs), cfg, engine.RunOptions(filter_mode=engine.FilterMode(mode)))
+        assert ("SEN301" in codes(v)) is expected, mode
+
+
+def test_inline_suppression_same_line_and_line_above():
+    same = "try:\n    g()\nexcept:  # sentinel: ignore[SEN301]\n    pass\n"
+    above = "try:\n    g()\n# sentinel: ignore[SEN301]\nexcept:\n    pass\n"
+    other = "try:\n    g()\nexcept:  # sentinel: ignore[SEN999]\n    pass\n"
+    in_string = "try:\n    g()\nexcept:\n    s = 'sentinel: ignore[SEN301]'\n"
+    for src, suppressed in ((same, True), (above, True), (other, False)):
+        v = gate_new_file("s.py", src)
+        assert ("SEN301" in codes(v)) is (not suppressed)
+        assert v.suppressed == (1 if suppressed else 0)
+    assert "SEN301" in codes(gate_new_file("s.py", in_string))
+
+
+def test_severity_override_and_off():
+    v = gate_new_file("s.py", BARE, {"severity": {"SEN301": "warning"}})
+    assert [f.severity.value for f in v.findings if f.rule == "SEN301"] == ["warning"]
+    assert v.passed  # warnings do not fail at the default fail level
+    v = gate_new_file("s.py", BARE, {"severity": {"SEN301": "off"}})
+    assert "SEN301" not in codes(v)
+
+
+def test_per_path_ignores_and_exclude():
+    assert "SEN301" not in codes(gate_new_file("tests/t.py", BARE, {"per-path-ignores": {"tests/**": ["SEN301"]}}))
+    assert "SEN301" not in codes(gate_new_file("tests/t.py", BARE, {"per-path-ignores": {"tests/**": ["chaos"]}}))
+    assert "SEN301" in codes(gate_new_file("src/t.py", BARE, {"per-path-ignores": {"tests/**": ["SEN301"]}}))
+    assert codes(gate_new_file("vendor/t.py", BARE, {"exclude": ["vendor/**"]})) == []
+
+
+def test_disabled_check_is_reported_skipped_not_passed():
+    v = gate_new_file("s.py", BARE, {"chaos": {"enabled": False}})
+    status = {r.check: r for r in v.checks}
+    assert status["chaos"].status.value == "skipped" and "disabled" in status["chaos"].reason
+    assert "SEN301" not in codes(v)
+
+
+def test_crashing_check_is_an_error_never_a_pass(monkeypatch):
+    crasher = types.ModuleType("sentinel_test_crasher")
+    crasher.RULES = ()
+
+    def check_file(ctx):
+        raise RuntimeError("boom")
+
+    crasher.check_file = check_file
+    monkeypatch.setitem(sys.modules, "sentinel_test_crasher", crasher)
+    monkeypatch.setitem(CHECK_MODULES, "crasher", "sentinel_test_crasher")
+    v = gate_new_file("ok.py", "x = 1\n")
+    res = {r.check: r for r in v.checks}["crasher"]
+    assert res.status.value == "error" and "boom" in res.reason and "ok.py" in res.reason
+    assert not v.passed and v.errored
+
+
+def test_config_errors_name_key_and_file(repo):
+    repo.write(".sentinel.toml", "[jail]\nbanned-import = ['flask']\n")
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    proc = repo.sentinel("check")
+    assert proc.returncode == 2
+    assert "jail.banned-import" in proc.stderr and ".sentinel.toml" in proc.stderr and "unknown key" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    repo.write(".sentinel.toml", "[style]\nline-length = 'wide'\n")
+    proc = repo.sentinel("check")
+    assert proc.returncode == 2 and "style.line-length" in proc.stderr
+    repo.write(".sentinel.toml", "this is = not toml [\n")
+    proc = repo.sentinel("check")
+    assert proc.returncode == 2 and "invalid TOML" in proc.stderr
+
+
+def test_config_from_pyproject_and_cache_is_used(repo):
+    repo.write("pyproject.toml", "[tool.sentinel]\nfail-level = 'warning'\n[tool.sentinel.severity]\nSEN301 = 'warning'\n")
+    repo.write("s.py", BARE)
+    repo.add("s.py")
+    first = repo.sentinel("check")
+    assert first.returncode == 1 and "SEN301" in first.stdout  # warning, but fail-level is warning
+    cache = list((repo.path / ".git" / "sentinel").glob("config-*.pickle"))
+    assert len(cache) == 1
+    second = repo.sentinel("check")
+    assert second.returncode == 1 and second.stdout == first.stdout
+    shown = repo.sentinel("config")
+    assert shown.returncode == 0 and '"fail_level": "warning"' in shown.stdout and "pyproject.toml" in shown.stdout
+
+
+def test_invalid_config_value_types():
+    with pytest.raises(ConfigError):
+        validate({"severity": {"SEN301": "loud"}}, "x")
+    with pytest.raises(ConfigError):
+        validate({"filter-mode": "everything"}, "x")
+
+
+def test_exit_codes_and_fail_level(repo):
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    assert repo.sentinel("check").returncode == 0
+    repo.write("b.py", BARE)
+    repo.add("b.py")
+    assert repo.sentinel("check").returncode == 1
+    repo.write("pyproject.toml", "[tool.sentinel.severity]\nSEN301 = 'info'\n")
+    assert repo.sentinel("check").returncode == 0
+    assert repo.sentinel("check", "--fail-level", "info").returncode == 1
+
+
+def test_baseline_survives_line_shifts_but_not_new_copies(repo):
+    repo.write("s.py", BARE)
+    repo.add("s.py")
+    repo.commit()
+    out = repo.sentinel("baseline")
+    assert out.returncode == 0, out.stderr
+    data = json.loads((repo.path / ".sentinel-baseline.json").read_text())
+    assert data["version"] == 1 and any(e["rule"] == "SEN301" for e in data["findings"])
+    # shift the old problem down and add an unrelated line: still accepted
+    repo.write("s.py", "import os\n\n\n" + BARE)
+    repo.add("s.py")
+    assert repo.sentinel("check", "--filter-mode", "file").returncode == 0
+    # a second copy of the same problem is new
+    repo.write("s.py", "import os\n" + BARE + "\n\n" + BARE.replace("def f", "def h"))
+    repo.add("s.py")
+    proc = repo.sentinel("check", "--filter-mode", "file")
+    assert proc.returncode == 1 and "SEN301" in proc.stdout
+    assert repo.sentinel("check", "--filter-mode", "file", "--no-baseline").stdout.count("SEN301") == 2
+
+
+def test_rules_and_explain(repo):
+    rules = repo.sentinel("rules")
+    assert rules.returncode == 0 and "SEN301" in rules.stdout and "SEN401" in rules.stdout
+    ex = repo.sentinel("explain", "sen301")
+    assert ex.returncode == 0
+    for part in ("What it does", "Why it matters", "Example", "Use instead"):
+        assert part in ex.stdout
+    bad = repo.sentinel("explain", "SEN999")
+    assert bad.returncode == 2 and "unknown rule code" in bad.stderr
+
+
+def test_public_api_returns_typed_verdict(repo):
+    import sentinel
+    from sentinel.models import Verdict
+    repo.write("b.py", BARE)
+    repo.add("b.py")
+    v = sentinel.check(cwd=str(repo.path))
+    assert isinstance(v, Verdict) and not v.passed and "SEN301" in codes(v)
+    v2 = sentinel.check(diff="", cwd=str(repo.path))
+    assert v2.passed and v2.files_changed == 0
