@@ -19,6 +19,9 @@ from sentinel.sources import Change
 from sentinel.suppress import is_suppressed
 
 
+DEFAULT_BASELINE = ".sentinel-baseline.json"
+
+
 @dataclass(slots=True)
 class RunOptions:
     fail_level: Severity | None = None
@@ -117,10 +120,18 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
     names, results = _enabled_checks(config, opts)
     by_path = {ctx.path: ctx for ctx in contexts}
     findings: list[Finding] = []
+    ran: list[str] = []
     for name in names:
-        result = _run_check(name, contexts, change, config, mode, opts, findings, by_path)
+        if name in GATED_CHECKS:
+            blocker = _deterministic_blocker(results, findings, by_path, config, mode, fail_level)
+            if blocker:
+                results.append(CheckResult(name, CheckStatus.SKIPPED, reason=blocker))
+                continue
+        result = _run_check(name, contexts, change, config, mode, opts, findings, by_path, ran)
         results.append(result)
         findings.extend(result.findings)
+        if result.status not in (CheckStatus.ERROR, CheckStatus.SKIPPED):
+            ran.append(name)
 
     for ctx in contexts:
         if ctx.language == "python" and ctx._parsed and ctx.parse_error:
@@ -128,7 +139,7 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
 
     kept, suppressed = _postprocess(findings, by_path, config, mode)
     baselined = 0
-    bl_path = opts.baseline_path or config.baseline
+    bl_path = opts.baseline_path or config.baseline or DEFAULT_BASELINE
     if opts.use_baseline and bl_path:
         import os
         full = bl_path if os.path.isabs(bl_path) or not change.changeset.root else os.path.join(change.changeset.root, bl_path)
@@ -149,7 +160,24 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
                    duration_ms=round((time.perf_counter() - start) * 1000, 1))
 
 
-def _run_check(name, contexts, change, config, mode, opts, findings_so_far, by_path) -> CheckResult:
+# Checks that cost money or send code out (the LLM review): they run only when every check before
+# them passed, so a change the deterministic checks already block is never sent.
+GATED_CHECKS = ("llm",)
+
+
+def _deterministic_blocker(results, findings, by_path, config, mode, fail_level) -> str | None:
+    errored = [r.check for r in results if r.status is CheckStatus.ERROR]
+    if errored:
+        return f"not run: check {', '.join(errored)} errored"
+    kept, _ = _postprocess(list(findings), by_path, config, mode)
+    blocking = [f for f in kept if f.severity.rank >= fail_level.rank]
+    if blocking:
+        return f"not run: the deterministic checks found {len(blocking)} blocking finding(s)"
+    return None
+
+
+def _run_check(name, contexts, change, config, mode, opts, findings_so_far, by_path,
+               checks_run: list[str] | None = None) -> CheckResult:
     t0 = time.perf_counter()
     current = ""
     try:
@@ -167,7 +195,7 @@ def _run_check(name, contexts, change, config, mode, opts, findings_so_far, by_p
             cctx = ChangeContext(files=change.changeset.files, config=config, mode=mode, root=change.changeset.root,
                                  message=opts.message if opts.message is not None else change.changeset.message,
                                  task=opts.task, findings_so_far=list(findings_so_far), file_contexts=by_path,
-                                 options=dict(opts.extra))
+                                 options={**opts.extra, "checks_run": list(checks_run or [])})
             res = check_change(cctx)
             # A change-level check may report that it could not run (e.g. no embedding model).
             if isinstance(res, CheckResult):

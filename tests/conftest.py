@@ -42,6 +42,7 @@ class GitRepo:
 
     def __init__(self, path: Path):
         self.path = path
+        path.mkdir(parents=True, exist_ok=True)
         self.git("init", "-q", "-b", "main")
         self.git("config", "user.email", "t@example.com")
         self.git("config", "user.name", "Test")

@@ -104,11 +104,11 @@ def test_config_from_pyproject_and_cache_is_used(repo):
     repo.write("pyproject.toml", "[tool.sentinel]\nfail-level = 'warning'\n[tool.sentinel.severity]\nSEN301 = 'warning'\n")
     repo.write("s.py", BARE)
     repo.add("s.py")
-    first = repo.sentinel("check")
+    first = repo.sentinel("check", "--no-memory")
     assert first.returncode == 1 and "SEN301" in first.stdout  # warning, but fail-level is warning
     cache = list((repo.path / ".git" / "sentinel").glob("config-*.pickle"))
     assert len(cache) == 1
-    second = repo.sentinel("check")
+    second = repo.sentinel("check", "--no-memory")
     assert second.returncode == 1 and second.stdout == first.stdout
     shown = repo.sentinel("config")
     assert shown.returncode == 0 and '"fail_level": "warning"' in shown.stdout and "pyproject.toml" in shown.stdout

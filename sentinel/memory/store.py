@@ -249,7 +249,8 @@ class SQLiteStore:
 
 
 def open_store(config_memory, git_dir: str | None) -> SQLiteStore:
-    """Open the configured store: database_url, store_path, or <git-dir>/sentinel/hypotheses.sqlite3."""
+    """Open the configured store: database-url (or $SENTINEL_DATABASE_URL), store-path (or $SENTINEL_STORE),
+    else <git-dir>/sentinel/hypotheses.sqlite3."""
     url = config_memory.database_url or os.environ.get("SENTINEL_DATABASE_URL")
     if url:
         if url.startswith("sqlite:///"):
@@ -257,8 +258,9 @@ def open_store(config_memory, git_dir: str | None) -> SQLiteStore:
         scheme = url.split(":", 1)[0]
         raise ConfigError(f"memory.database-url: the {scheme!r} backend is not available in this version "
                           "(only sqlite:///PATH); the store interface is ready for it")
-    if config_memory.store_path:
-        return SQLiteStore(os.path.expanduser(config_memory.store_path))
+    path = config_memory.store_path or os.environ.get("SENTINEL_STORE")
+    if path:
+        return SQLiteStore(os.path.expanduser(path))
     if not git_dir:
         raise ConfigError("no hypothesis store location: not in a git repository and memory.store-path is not set")
     return SQLiteStore(os.path.join(git_dir, "sentinel", "hypotheses.sqlite3"))

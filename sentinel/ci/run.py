@@ -1,0 +1,295 @@
+"""`sentinel ci`: orchestrates one CI run. Exit codes as `sentinel check`: 0 pass, 1 fail, 2 error."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from dataclasses import dataclass, field
+
+from sentinel import api, engine, gitio
+from sentinel.ci import annotations as ann
+from sentinel.ci.change import pr_change, push_change
+from sentinel.ci.event import CiEvent, read_event
+from sentinel.ci.github_api import MARKER, STATE_PREFIX, ApiProblem, GitHubApi
+from sentinel.ci.inputs import CiInputs, read_inputs
+from sentinel.ci.outputs import SUMMARY_LIMIT, append_summary, write_outputs
+from sentinel.config import load_config
+from sentinel.diffparse import parse_diff
+from sentinel.errors import GitError, InputError
+from sentinel.models import FilterMode, Severity, Verdict
+from sentinel.sources import Change
+
+COMMENT_LIMIT = 60_000  # GitHub caps a comment body at 65,536 characters
+TITLE = "Sentinel"
+
+
+@dataclass(slots=True)
+class Notes:
+    """What happened around the gate, for the summary: where the diff came from, what was skipped."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, text: str) -> None:
+        self.lines.append(text)
+        # One physical line, so a reason from an API answer can never start a workflow command.
+        print("sentinel: " + " ".join(text.split()), flush=True)
+
+
+def _state(verdict: Verdict) -> str:
+    return "error" if verdict.errored else ("passed" if verdict.passed else "failed")
+
+
+class CiRun:
+    def __init__(self, inputs: CiInputs, event: CiEvent, env: dict, notes: Notes):
+        self.inp, self.ev, self.env, self.notes = inputs, event, env, notes
+        self.workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
+        self._api: GitHubApi | None = None
+        self._api_error: str | None = None
+
+    # -- GitHub API, created on first use -------------------------------------------------------
+    def api(self) -> GitHubApi:
+        if self._api is None:
+            if self._api_error:
+                raise ApiProblem(self._api_error)
+            if not self.ev.repository:
+                self._api_error = "GITHUB_REPOSITORY is not set and the event names no repository"
+                raise ApiProblem(self._api_error)
+            try:
+                self._api = GitHubApi(self.ev.repository, self.inp.github_token, self.env.get("GITHUB_API_URL"))
+            except ApiProblem as exc:
+                self._api_error = str(exc)
+                raise
+        return self._api
+
+    # -- the change ---------------------------------------------------------------------------
+    def root(self) -> str | None:
+        try:
+            return gitio.repo_root(self.workspace)
+        except GitError:
+            return None
+
+    def change(self) -> Change:
+        ev, root = self.ev, self.root()
+        if ev.is_pr:
+            if ev.name == "pull_request_target":
+                # The job runs with a write token: the PR's code is read through the API as data,
+                # never checked out, fetched or run.
+                return self._api_change(root, "pull_request_target: the PR's diff read through the API "
+                                              "(its code is never checked out)")
+            if root and ev.base_sha and ev.head_sha:
+                res = pr_change(root, ev.base_sha, ev.head_sha)
+                if res.change is not None:
+                    self.notes.add(f"diff: {res.how}")
+                    return res.change
+                return self._api_change(root, f"diff: from the GitHub API ({res.how})")
+            return self._api_change(root, "diff: from the GitHub API (no git checkout with the PR's commits)")
+        if ev.name == "push" and ev.after:
+            if not root:
+                raise GitError("a push event needs a git checkout of the repository (actions/checkout)")
+            res = push_change(root, ev.before, ev.after)
+            if res.change is None:
+                raise GitError(f"cannot build the pushed change: {res.how}")
+            self.notes.add(f"diff: {res.how}")
+            return res.change
+        raise InputError(f"event {ev.name or '(unknown)'!r} is not supported: `sentinel ci` runs on pull_request, "
+                         "pull_request_target and push (use `sentinel check --range A...B` otherwise)")
+
+    def _api_change(self, root: str | None, how: str) -> Change:
+        try:
+            text = self.api().pull_diff(self.ev.pr_number)
+        except ApiProblem as exc:
+            raise InputError(f"cannot read the pull request's diff: {exc}") from None
+        cs = parse_diff(text, source=f"PR #{self.ev.pr_number} (GitHub API)")
+        cs.root, cs.base, cs.head = root, self.ev.base_sha, self.ev.head_sha
+        self.notes.add(how if how.startswith("diff:") else f"diff: {how}")
+        return Change(cs, content_rev=None)
+
+    # -- task, claims and their evidence -------------------------------------------------------
+    def task_and_issues(self) -> tuple[str | None, dict[int, str]]:
+        ev, issues = self.ev, {}
+        for n in ev.linked_issues if ev.is_pr else []:
+            try:
+                issues[n] = self.api().issue_text(n)
+            except ApiProblem as exc:
+                self.notes.add(f"task: linked issue #{n} not read ({exc})")
+        if self.inp.task:
+            self.notes.add("task: from the `task` input")
+            return self.inp.task, issues
+        if issues:
+            self.notes.add("task: from linked issue(s) " + ", ".join(f"#{n}" for n in issues))
+            return "\n\n".join(issues.values()), issues
+        if ev.title:
+            self.notes.add("task: the PR title (link an issue with 'Fixes #N' for a better one)" if ev.is_pr
+                           else "task: the head commit's subject")
+            return ev.title, issues
+        return None, issues
+
+    def ci_checks(self) -> list[dict]:
+        sha = self.ev.head_sha or self.ev.after
+        if not sha or not self.ev.repository:
+            return []
+        ours = {n for n in (self.env.get("GITHUB_JOB"), self.env.get("SENTINEL_CHECK_NAME"), "sentinel") if n}
+        try:
+            return self.api().ci_checks(sha, ours)
+        except ApiProblem as exc:
+            self.notes.add(f"claims: CI check results not read ({exc})")
+            return []
+
+    def junit_paths(self) -> list[str]:
+        out: list[str] = []
+        for pattern in self.inp.junit:
+            full = pattern if os.path.isabs(pattern) else os.path.join(self.workspace, pattern)
+            matches = sorted(glob.glob(full, recursive=True)) if any(c in pattern for c in "*?[") else [full]
+            if not matches:
+                self.notes.add(f"junit: no file matches {pattern}")
+            out.extend(matches)
+        return out
+
+    # -- the comment ------------------------------------------------------------------------
+    def comment_body(self, verdict: Verdict, previous: str | None) -> str:
+        from sentinel.report import markdown
+        state = _state(verdict)
+        parts = [MARKER, f"{STATE_PREFIX}{state} -->"]
+        if state == "passed" and previous in ("failed", "error"):
+            parts.append("> [!NOTE]\n> \u2705 The previous run of Sentinel on this pull request failed; "
+                         "this push passes.\n")
+        footer = self._footer()
+        budget = COMMENT_LIMIT - sum(len(p.encode("utf-8")) + 1 for p in parts) - len(footer.encode("utf-8"))
+        parts.append(markdown.render(verdict, max_bytes=budget, title=TITLE))
+        parts.append(footer)
+        return "\n".join(parts)
+
+    def _footer(self) -> str:
+        bits = []
+        sha = self.ev.head_sha or self.ev.after
+        if sha:
+            bits.append(f"commit <code>{sha[:10]}</code>")
+        server, repo, run_id = (self.env.get("GITHUB_SERVER_URL"), self.env.get("GITHUB_REPOSITORY"),
+                                self.env.get("GITHUB_RUN_ID"))
+        if server and repo and run_id and run_id.isdigit():
+            from sentinel.report.markdown import escape
+            bits.append(f'<a href="{escape(server, mentions=False)}/{escape(repo, mentions=False)}'
+                        f'/actions/runs/{run_id}">full report in the job summary</a>')
+        bits.append("this comment is updated in place on every push")
+        return "\n<sub>" + " \u00B7 ".join(bits) + "</sub>\n"
+
+    def post_comment(self, verdict: Verdict) -> str:
+        if not self.inp.comment:
+            return ""
+        if not self.ev.is_pr:
+            self.notes.add("comment: skipped (not a pull request event)")
+            return ""
+        try:
+            res = self.api().upsert_sticky(self.ev.pr_number, lambda prev: self.comment_body(verdict, prev))
+        except ApiProblem as exc:
+            self.notes.add(f"comment: not posted, falling back to annotations and this summary: {exc}")
+            return ""
+        self.notes.add(f"comment: {'created' if res.created else 'updated'} {res.url}")
+        return res.url
+
+
+def _configure(config, inp: CiInputs, ev: CiEvent, env: dict) -> None:
+    if inp.llm_model:
+        config.llm.enabled = True
+        config.llm.model = inp.llm_model
+    if not config.memory.store_path and env.get("SENTINEL_STORE"):
+        config.memory.store_path = env["SENTINEL_STORE"]
+
+
+def _remember(change, config, verdict, ev: CiEvent, env: dict, notes: Notes) -> Verdict:
+    try:
+        from sentinel.memory import gate_hook
+    except ModuleNotFoundError:
+        return verdict
+    # Every push to one PR is the same change for the store: its failures and their resolution.
+    os.environ.setdefault("SENTINEL_CHANGE_REF", f"pr-{ev.pr_number}" if ev.is_pr
+                          else (env.get("GITHUB_REF_NAME") or "push"))
+    if ev.repository:
+        os.environ.setdefault("SENTINEL_PROJECT", ev.repository)
+    verdict = gate_hook.after_run(change, config, verdict)
+    if verdict.recall_note:
+        notes.add(f"memory: {verdict.recall_note}")
+    return verdict
+
+
+def _rules() -> dict:
+    """Rule documentation for titles and SARIF; a check module that cannot load just has none."""
+    from sentinel.checks import available_checks, load_check
+    out: dict = {}
+    for name in available_checks():
+        try:
+            rules = load_check(name).RULES
+        except (ImportError, AttributeError):
+            continue
+        out.update({r.code: r for r in rules})
+    return out
+
+
+def _write_sarif(verdict: Verdict, path: str, root: str | None, workspace: str) -> str:
+    from sentinel.report import sarif
+    full = path if os.path.isabs(path) else os.path.join(workspace, path)
+    os.makedirs(os.path.dirname(full) or ".", exist_ok=True)
+    with open(full, "w", encoding="utf-8") as fh:
+        fh.write(sarif.render(verdict, rules=_rules(), root=root or workspace))
+    return full
+
+
+def _summary(verdict: Verdict, notes: Notes) -> str:
+    from sentinel.report import markdown
+    tail = ""
+    if notes.lines:
+        tail = "\n### Run notes\n\n" + "\n".join(f"- {markdown.escape(n, width=1000)}" for n in notes.lines) + "\n"
+    budget = SUMMARY_LIMIT - len(tail.encode("utf-8"))
+    return markdown.render(verdict, max_bytes=budget, title=TITLE) + tail
+
+
+def run(event_path: str | None = None, env: dict | None = None) -> int:
+    env = dict(os.environ if env is None else env)
+    workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
+    inp = read_inputs(env, workspace)
+    ev = read_event(event_path or env.get("GITHUB_EVENT_PATH"), env.get("GITHUB_EVENT_NAME"),
+                    env.get("GITHUB_REPOSITORY", ""))
+    notes = Notes()
+    ci = CiRun(inp, ev, env, notes)
+    change = ci.change()
+    root = change.changeset.root
+    config = load_config(root or workspace, inp.config, cache_dir=api.cache_dir_for(root))
+    _configure(config, inp, ev, env)
+    task, issues = ci.task_and_issues()
+    extra = {"junit": ci.junit_paths(), "ci_checks": ci.ci_checks(), "issues": issues, "coverage": []}
+    message = ev.body if ev.body.strip() else None
+    opts = engine.RunOptions(fail_level=Severity(inp.fail_level) if inp.fail_level else None,
+                             filter_mode=FilterMode(inp.filter_mode) if inp.filter_mode else None,
+                             task=task, message=message, extra=extra)
+    verdict = engine.run(change, config, opts)
+    if inp.memory and config.memory.enabled:
+        verdict = _remember(change, config, verdict, ev, env, notes)
+    elif not inp.memory:
+        notes.add("memory: off (input `memory: off`)")
+
+    sarif_path = _write_sarif(verdict, inp.sarif, root, workspace) if inp.sarif else ""
+    if sarif_path:
+        notes.add(f"sarif: written to {os.path.relpath(sarif_path, workspace)}")
+
+    if inp.annotations:
+        text, left_out = ann.render(verdict, [f.path for f in change.changeset.files], _rules())
+        sys.stdout.write(text)
+        if left_out:
+            notes.lines.append(f"annotations: {left_out} finding(s) beyond GitHub's 10-per-severity cap "
+                               "are listed only here")
+    comment_url = ci.post_comment(verdict)
+
+    summary = _summary(verdict, notes)
+    if not append_summary(env.get("GITHUB_STEP_SUMMARY"), summary):
+        print("sentinel: GITHUB_STEP_SUMMARY is not set; no job summary written")
+    write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": _state(verdict), "findings": str(len(verdict.findings)),
+                                             "sarif-path": sarif_path, "comment-url": comment_url})
+    from sentinel.report.terminal import summary_line
+    print(summary_line(verdict))
+    if verdict.errored:
+        for r in verdict.checks:
+            if r.status.value == "error":
+                print(f"sentinel: error: check '{r.check}' failed to run: {r.reason}", file=sys.stderr)
+        return 2
+    return 0 if verdict.passed else 1

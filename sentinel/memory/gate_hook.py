@@ -1,0 +1,124 @@
+"""After a gate run: record it in the hypothesis store and, when the gate failed, recall
+similar past fixes (governed cards) and this project's recurring patterns.
+
+Memory is an aid, never a reason for the gate to break: if the store or the index cannot
+be used, the verdict carries a note saying so and the gate's own result stands.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import OrderedDict
+
+from sentinel import gitio
+from sentinel.errors import SentinelError
+from sentinel.memory.signature import signature, signature_id
+from sentinel.memory.store import FindingRecord, RunRecord, open_store
+from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
+
+MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
+RETENTION_EVERY = 50  # runs between retention sweeps
+
+
+def _git(root: str, *args: str) -> str | None:
+    try:
+        return gitio.run_git(list(args), cwd=root, check=False).decode("utf-8", "replace").strip() or None
+    except SentinelError:
+        return None
+
+
+def change_identity(change) -> dict:
+    """project, change_ref, commit, subject, base for the store."""
+    cs = change.changeset
+    root = cs.root
+    project = os.environ.get("SENTINEL_PROJECT") or (os.path.basename(root) if root else "default")
+    ref = os.environ.get("SENTINEL_CHANGE_REF")
+    if not ref and root:
+        ref = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD") or "detached"
+    ident = {"project": project, "change_ref": ref or cs.source, "commit": None, "subject": None, "base": None}
+    if cs.head and cs.head != "INDEX":
+        ident["commit"] = cs.head
+        ident["subject"] = (cs.message or "").strip().split("\n", 1)[0] or None
+    elif root:
+        ident["base"] = _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    return ident
+
+
+def after_run(change, config, verdict: Verdict) -> Verdict:
+    root = change.changeset.root
+    try:
+        git_dir = gitio.git_dir(root) if root else None
+    except SentinelError:
+        git_dir = None
+    try:
+        store = open_store(config.memory, git_dir)
+    except (SentinelError, sqlite3.Error, OSError) as exc:
+        verdict.recall_note = f"experience memory not used: {exc}"
+        return verdict
+    try:
+        ident = change_identity(change)
+        _name_pending_resolution(store, ident, root)
+        records = [FindingRecord(f.rule, signature(f.rule, f.message, f.code), f.path, f.message)
+                   for f in verdict.findings]
+        outcome = "passed" if verdict.passed else ("error" if verdict.errored else "failed")
+        run_id = store.record_run(RunRecord(project=ident["project"], change_ref=ident["change_ref"],
+                                            outcome=outcome, findings=records, commit_sha=ident["commit"],
+                                            subject=ident["subject"], base_sha=ident["base"]))
+        if run_id % RETENTION_EVERY == 0:
+            store.apply_retention(config.memory.retention_days, config.memory.max_runs)
+        if not verdict.passed and verdict.findings:
+            recall(verdict, store, ident["project"], config)
+    except (sqlite3.Error, OSError) as exc:
+        verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
+    finally:
+        store.close()
+    return verdict
+
+
+def _name_pending_resolution(store, ident: dict, root: str | None) -> None:
+    """A staged run that resolved a failure did so before its commit existed: name that commit now."""
+    if not root or ident["commit"]:
+        return
+    head, parent = ident["base"], _git(root, "rev-parse", "--verify", "--quiet", "HEAD^")
+    if head and parent:
+        subject = _git(root, "log", "-1", "--format=%s", head) or ""
+        store.fill_pending_resolutions(ident["project"], parent, head, subject)
+
+
+def _groups(verdict: Verdict) -> "OrderedDict[str, list]":
+    groups: OrderedDict[str, list] = OrderedDict()
+    for f in sorted(verdict.findings, key=lambda f: (-f.severity.rank, f.rule)):
+        if f.severity.rank >= verdict.fail_level.rank or len(groups) < MAX_GROUPS:
+            groups.setdefault(f.rule, []).append(f)
+    return OrderedDict(list(groups.items())[:MAX_GROUPS])
+
+
+def recall(verdict: Verdict, store, project: str, config) -> None:
+    search = _searcher(verdict)
+    for rule, findings in _groups(verdict).items():
+        sig_ids = list(dict.fromkeys(signature_id(signature(f.rule, f.message, f.code)) for f in findings))
+        patterns = [RecurringPattern(signature=p.signature, rule=p.rule, urgency=p.urgency, count=p.count,
+                                     changes=p.changes, last_resolution=p.last_resolution)
+                    for p in store.patterns(project, sig_ids=sig_ids, limit=3) if p.count >= 2]
+        similar = search(rule, findings, config) if search else []
+        if similar or patterns:
+            verdict.recall.append(RecallGroup(rule=rule, title=findings[0].message[:160], finding_count=len(findings),
+                                              similar=similar, patterns=patterns))
+
+
+def _searcher(verdict: Verdict):
+    try:
+        from sentinel.memory import recall_search
+    except ImportError as exc:
+        verdict.recall_note = f"similar past fixes unavailable: {exc}"
+        return None
+
+    def run(rule, findings, config):
+        results, note = recall_search.similar_fixes(rule, findings, config)
+        if note:
+            verdict.recall_note = note
+        return [SimilarFix(card_id=r.id, score=round(r.score, 3), summary=r.problem_summary,
+                           fix_strategy=r.fix_line) for r in results]
+
+    return run
