@@ -1,0 +1,219 @@
+"""Markdown report for a CI step summary ($GITHUB_STEP_SUMMARY) or a pull-request comment.
+
+File paths, messages, code and recall text come from the pull request under review, so they
+are untrusted: every piece is HTML-escaped and its Markdown-significant characters turned into
+numeric entities, so it renders as the literal text it is and cannot open a tag, a link, an
+image, a code span, a table cell or ping anyone. The report never exceeds ``max_bytes``
+(GitHub caps a step summary at 1 MiB and a comment at 65,536 characters): past the budget,
+findings are cut at a row boundary and a note says how many were left out.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from sentinel.models import CheckStatus, Finding, Severity, Verdict
+from sentinel.report.terminal import check_status_parts, counts_phrase, group_by_path, location, redact
+
+DEFAULT_MAX_BYTES = 1_000_000
+_OPEN_FILES = 10  # a file with more findings than this gets a collapsed <details>
+_NOT_CHECKED_SHOWN = 50
+_RECALL_GROUPS = 5
+_RECALL_ITEMS = 3
+_CODE_WIDTH = 300
+_TEXT_WIDTH = 500
+
+_ICON = {Severity.ERROR: "\U0001F534", Severity.WARNING: "\U0001F7E1", Severity.INFO: "\U0001F535"}
+_STATUS_ICON = {CheckStatus.PASSED: "\u2705", CheckStatus.FAILED: "\u274C", CheckStatus.SKIPPED: "\u23ED\uFE0F",
+                CheckStatus.ERROR: "\U0001F4A5"}
+
+# After html.escape: characters Markdown (GFM) would act on, as numeric entities.
+_MD_SPECIAL = {c: f"&#{ord(c)};" for c in "\\`*_[]|~$"}
+_MD_RE = re.compile("[" + re.escape("".join(_MD_SPECIAL)) + "]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+
+
+def escape(text: str, mentions: bool = True, width: int = _TEXT_WIDTH) -> str:
+    """Untrusted text as inert inline Markdown: one line, no HTML, no Markdown syntax, no @mentions."""
+    text = redact(text or "")
+    text = _CONTROL.sub(" ", text.replace("\r\n", " ").replace("\n", " ").replace("\t", "    "))
+    if len(text) > width:
+        text = text[: width - 1] + "\u2026"
+    text = _MD_RE.sub(lambda m: _MD_SPECIAL[m.group()], html.escape(text, quote=True))
+    if mentions:
+        # A zero-width space after '@' stops GitHub from notifying a user or team named in the text.
+        text = _MENTION.sub("@&#8203;", text)
+    return text
+
+
+def code(text: str, width: int = _CODE_WIDTH) -> str:
+    """Untrusted code inside a table cell: <code> with escaped content (backticks cannot open a span)."""
+    body = escape((text or "").strip(), mentions=False, width=width)
+    # Markdown collapses runs of spaces in inline HTML; keep indentation visible.
+    return f"<code>{body.replace('  ', '&nbsp; ')}</code>" if body else ""
+
+
+def _headline(verdict: Verdict, title: str) -> str:
+    t = escape(title, width=120)
+    if verdict.errored:
+        return f"## \U0001F4A5 {t}: error \u2014 a check crashed, the change was not fully checked"
+    if verdict.passed:
+        below = len(verdict.findings)
+        tail = f" ({counts_phrase(verdict)} below the fail level)" if below else ""
+        return f"## \u2705 {t}: passed{tail}"
+    return f"## \u274C {t}: failed \u2014 {counts_phrase(verdict)}"
+
+
+def _facts(verdict: Verdict) -> str:
+    parts = [f"{verdict.files_changed} file(s)", f"{verdict.lines_added} added line(s)",
+             f"fail level **{verdict.fail_level.value}**", f"source {escape(verdict.source, width=120)}"]
+    if verdict.suppressed:
+        parts.append(f"{verdict.suppressed} suppressed inline")
+    if verdict.baselined:
+        parts.append(f"{verdict.baselined} in baseline")
+    return " \u00B7 ".join(parts)
+
+
+def _checks_line(verdict: Verdict) -> str:
+    if not verdict.checks:
+        return ""
+    phrases = [f"{_STATUS_ICON[status]} {escape(text, width=200)}"
+               for status, text in check_status_parts(verdict.checks, verdict.fail_level)]
+    return "**Checks:** " + " \u00B7 ".join(phrases)
+
+
+def _problems(verdict: Verdict) -> list[str]:
+    out = []
+    for r in verdict.checks:
+        if r.status is CheckStatus.ERROR:
+            out.append(f"- \U0001F4A5 check **{escape(r.check, width=60)}** crashed: "
+                       f"{escape(r.reason) or 'no reason given'}")
+    shown = verdict.not_checked[:_NOT_CHECKED_SHOWN]
+    for nc in shown:
+        out.append(f"- \u26A0\uFE0F not checked: <code>{escape(nc.path, mentions=False)}</code> \u2014 "
+                   f"{escape(nc.reason)}")
+    if len(verdict.not_checked) > len(shown):
+        out.append(f"- \u2026 and {len(verdict.not_checked) - len(shown)} more file(s) not checked")
+    return out
+
+
+def _row(f: Finding) -> str:
+    detail = escape(f.message)
+    snippet = code(f.code)
+    if snippet:
+        detail += f"<br>{snippet}"
+    if f.hint:
+        detail += f"<br><sub>hint: {escape(f.hint)}</sub>"
+    return f"| {location(f)} | {_ICON[f.severity]} {f.severity.value} | {escape(f.rule, width=40)} | {detail} |"
+
+
+_TABLE_HEAD = "| Line | Severity | Rule | Finding |\n| ---: | --- | --- | --- |"
+
+
+def _file_open(path: str, n: int) -> str:
+    name = f"<code>{escape(path, mentions=False)}</code>" if path else "whole change"
+    label = f"{name} \u2014 {n} finding{'' if n == 1 else 's'}"
+    if n > _OPEN_FILES:
+        return f"<details><summary>{label}</summary>\n\n{_TABLE_HEAD}"
+    return f"#### {label}\n\n{_TABLE_HEAD}"
+
+
+def _file_close(n: int) -> str:
+    return "\n</details>\n" if n > _OPEN_FILES else ""
+
+
+def _recall(verdict: Verdict) -> str:
+    if not verdict.recall and not verdict.recall_note:
+        return ""
+    lines = ["### \U0001F9E0 Experience memory"]
+    if verdict.recall:
+        lines += ["", "<details><summary>Similar past fixes and recurring patterns for these findings</summary>", ""]
+        for g in verdict.recall[:_RECALL_GROUPS]:
+            lines.append(f"- **{escape(g.rule, width=40)}** {escape(g.title, width=200)} "
+                         f"({g.finding_count} finding{'' if g.finding_count == 1 else 's'})")
+            for s in g.similar[:_RECALL_ITEMS]:
+                fix = f" \u2014 fix: {escape(s.fix_strategy, width=300)}" if s.fix_strategy else ""
+                lines.append(f"  - past fix <code>{escape(s.card_id, mentions=False, width=80)}</code> "
+                             f"({s.score:.2f}): {escape(s.summary, width=300)}{fix}")
+            for p in g.patterns[:_RECALL_ITEMS]:
+                res = f"; last resolved in {escape(p.last_resolution, width=120)}" if p.last_resolution else ""
+                lines.append(f"  - recurring \\[{escape(p.urgency, width=20)}\\]: seen {p.count}\u00D7 in "
+                             f"{p.changes} change(s){res}")
+            hidden = max(0, len(g.similar) - _RECALL_ITEMS) + max(0, len(g.patterns) - _RECALL_ITEMS)
+            if hidden:
+                lines.append(f"  - \u2026 {hidden} more")
+        if len(verdict.recall) > _RECALL_GROUPS:
+            lines.append(f"- \u2026 {len(verdict.recall) - _RECALL_GROUPS} more group(s)")
+        lines += ["", "</details>"]
+    if verdict.recall_note:
+        lines += ["", f"<sub>{escape(verdict.recall_note)}</sub>"]
+    return "\n".join(lines)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _cut(text: str, limit: int) -> str:
+    """At most ``limit`` UTF-8 bytes, cut at a line break and never inside a character."""
+    if _size(text) <= limit:
+        return text
+    head = text.encode("utf-8")[:max(limit, 0)].decode("utf-8", errors="ignore")
+    return head[: head.rfind("\n") + 1] if "\n" in head else ""
+
+
+def render(verdict: Verdict, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "Sentinel", **_) -> str:
+    head = [_headline(verdict, title), "", _facts(verdict)]
+    checks = _checks_line(verdict)
+    if checks:
+        head += ["", checks]
+    problems = _problems(verdict)
+    if problems:
+        head += [""] + problems
+    header = "\n".join(head) + "\n"
+    recall = _recall(verdict)
+    footer = f"\n{recall}\n" if recall else ""
+
+    total = len(verdict.findings)
+    note_reserve = 400
+    budget = max_bytes - _size(header) - _size(footer) - note_reserve
+    body: list[str] = []
+    used = 0
+    shown = 0
+    if total and budget > 0:
+        body.append("\n### Findings\n")
+        used += _size(body[0])
+        for path, items in group_by_path(verdict.findings).items():
+            opening = "\n" + _file_open(path, len(items)) + "\n"
+            closing = _file_close(len(items))
+            cost = _size(opening) + _size(closing)
+            rows = []
+            for f in items:
+                row = _row(f) + "\n"
+                if used + cost + _size(row) > budget:
+                    break
+                rows.append(row)
+                cost += _size(row)
+            if not rows:
+                break
+            body.append(opening + "".join(rows) + closing)
+            used += cost
+            shown += len(rows)
+            if len(rows) < len(items):
+                break
+    elif not total and verdict.passed:
+        body.append("\nNo findings on the checked lines.\n")
+
+    text = header + "".join(body)
+    if shown < total:
+        text += (f"\n> [!WARNING]\n> Report truncated to fit {max_bytes:,} bytes: {shown} of {total} findings shown. "
+                 f"Run `sentinel check --format json` (or read the SARIF upload) for all of them.\n")
+    if _size(text) + _size(footer) <= max_bytes:
+        return text + footer
+    if _size(text) <= max_bytes:
+        return text
+    # Only a tiny limit gets here (the header alone does not fit): keep what fits, say so.
+    note = "\n_(report truncated)_\n"
+    return _cut(header, max_bytes - _size(note)) + note if _size(note) <= max_bytes else ""

@@ -1,0 +1,575 @@
+"""Reporters: text, JSON, SARIF, GitHub workflow commands and Markdown, on hand-built and real verdicts.
+
+SARIF is validated against the official OASIS 2.1.0 schema (tests/data, offline) and JSON against
+the schema pydantic generates from the models, tightened so an undocumented field fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import TypeAdapter
+from referencing import Registry
+from referencing.exceptions import NoSuchResource
+
+from sentinel.baseline import fingerprint
+from sentinel.models import (CheckResult, CheckStatus, Finding, NotChecked, RecallGroup, RecurringPattern, Severity,
+                             SimilarFix, Verdict)
+from sentinel.report import github, jsonfmt, markdown, render, sarif, terminal
+from sentinel.rules import Rule
+from tests.conftest import PROJECT, gate_new_file
+
+DATA = Path(__file__).resolve().parent / "data"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# Built at run time so this file never contains a credential-shaped literal.
+TOKEN = "ghp_" + "Ab3" * 12
+
+
+def _f(rule, check, sev, path, line, message, **kw) -> Finding:
+    return Finding(rule=rule, check=check, severity=Severity(sev), path=path, line=line, message=message, **kw)
+
+
+def sample_verdict(**overrides) -> Verdict:
+    f1 = _f("SEN301", "chaos", "error", "src/app.py", 12, "bare `except:` catches everything", column=5,
+            code="except:", hint="catch the exceptions you expect")
+    f2 = _f("SEN202", "style", "warning", "src/app.py", 40, "line too long (130 > 120)", code="x = 1  # long")
+    f3 = _f("SEN401", "placeholder", "info", "lib/util.js", 3, "TODO marker in a comment", column=4,
+            code="// TODO: later", end_line=4)
+    f4 = _f("SEN601", "claims", "error", "", None, "message claims all tests pass; no test evidence")
+    checks = [CheckResult("jail", CheckStatus.PASSED, duration_ms=0.4),
+              CheckResult("style", CheckStatus.FAILED, [f2]),
+              CheckResult("chaos", CheckStatus.FAILED, [f1]),
+              CheckResult("placeholder", CheckStatus.PASSED, [f3]),
+              CheckResult("drift", CheckStatus.SKIPPED, reason="no task"),
+              CheckResult("claims", CheckStatus.FAILED, [f4])]
+    recall = [RecallGroup("SEN301", "bare-except", 1,
+                          similar=[SimilarFix("card-7", 0.83, "narrowed a bare except in the fetcher",
+                                              "catch OSError")],
+                          patterns=[RecurringPattern("SEN301:except:", "SEN301", "high", 4, 3, "abc1234")])]
+    fields = dict(passed=False, fail_level=Severity.WARNING, checks=checks, findings=[f4, f1, f2, f3],
+                  source="staged", files_changed=3, lines_added=55,
+                  not_checked=[NotChecked("assets/logo.png", "binary file")], suppressed=1, baselined=2,
+                  duration_ms=3.5, recall=recall, recall_note="lexical search only")
+    fields.update(overrides)
+    return Verdict(**fields)
+
+
+def passed_verdict() -> Verdict:
+    return Verdict(passed=True, fail_level=Severity.ERROR, checks=[CheckResult("jail", CheckStatus.PASSED)],
+                   findings=[], source="range main...HEAD", files_changed=2, lines_added=10)
+
+
+def errored_verdict(**overrides) -> Verdict:
+    fields = dict(checks=[CheckResult("jail", CheckStatus.PASSED),
+                          CheckResult("chaos", CheckStatus.ERROR, reason="ValueError: boom while checking src/app.py")],
+                  findings=[], recall=[], recall_note="")
+    fields.update(overrides)
+    return sample_verdict(**fields)
+
+
+def sample_rules() -> dict:
+    def rule(code, name, check, sev, example="x = 1\n", counter="y = 2\n", path="example.py"):
+        return Rule(code, name, check, Severity(sev), summary=f"{name} summary", rationale=f"{name} rationale",
+                    example=example, counter_example=counter, hint=f"fix {name}", example_path=path)
+    return {r.code: r for r in (
+        rule("SEN101", "banned-import", "jail", "error"),
+        rule("SEN202", "line-too-long", "style", "warning"),
+        rule("SEN301", "bare-except", "chaos", "error", "try:\n    f()\nexcept:\n    pass\n",
+             "try:\n    f()\nexcept OSError:\n    log()\n"),
+        rule("SEN401", "todo-marker", "placeholder", "info", "// TODO: ```later```\n", "// see #12\n", "a.js"),
+    )}
+
+
+# --- text ------------------------------------------------------------------------------------------
+
+
+def test_text_groups_by_file_with_location_severity_rule_code_and_hint():
+    out = render(sample_verdict(), "text", color=False)
+    lines = out.splitlines()
+    assert lines.count("src/app.py") == 1 and lines.count("lib/util.js") == 1
+    block = out[out.index("src/app.py"):out.index("lib/util.js")]
+    assert re.search(r"12:5\s+error\s+SEN301\s+bare `except:` catches everything", block)
+    assert re.search(r"\n\s+40\s+warning\s+SEN202", block)
+    assert "| except:" in block and "hint: catch the exceptions you expect" in block
+    assert "(whole change)" in out and re.search(r"\n\s+-\s+error\s+SEN601", out)
+
+
+def test_text_check_status_line_not_checked_and_one_summary_line_last():
+    out = render(sample_verdict(), "text", color=False)
+    lines = out.rstrip("\n").splitlines()
+    assert ("checks: jail passed, style failed (1), chaos failed (1), placeholder passed (1 below fail-level), "
+            "drift skipped (no task), claims failed (1)") in lines
+    assert "assets/logo.png: not checked (binary file)" in lines
+    assert lines[-1].startswith("sentinel: failed - 2 errors, 1 warning, 1 info in 3 file(s), 55 added line(s)")
+    assert "(1 suppressed inline, 2 in baseline, 1 file(s) not checked)" in lines[-1]
+    assert sum(line.startswith("sentinel:") for line in lines) == 1
+
+
+def test_text_colour_only_when_asked():
+    plain = render(sample_verdict(), "text", color=False)
+    coloured = render(sample_verdict(), "text", color=True)
+    assert "\x1b" not in plain
+    assert ANSI.search(coloured)
+    assert ANSI.sub("", coloured) == plain
+
+
+def test_text_passed_and_errored():
+    out = render(passed_verdict(), "text")
+    assert out.splitlines()[-1].startswith("sentinel: passed - no findings in 2 file(s)")
+    out = render(errored_verdict(), "text")
+    assert "checks: jail passed, chaos crashed" in out
+    assert "error: check 'chaos' crashed: ValueError: boom while checking src/app.py" in out
+    assert out.splitlines()[-1].startswith("sentinel: error - ")
+    assert "1 check crashed" in out.splitlines()[-1]
+
+
+def test_text_recall_is_short():
+    groups = [RecallGroup(f"SEN30{i}", f"group {i}", 2,
+                          similar=[SimilarFix(f"c{i}{j}", 0.9, "x" * 500, "y" * 500) for j in range(10)],
+                          patterns=[RecurringPattern(f"s{j}", "SEN301", "low", 2, 2) for j in range(10)])
+              for i in range(8)]
+    out = render(sample_verdict(recall=groups), "text")
+    recall = out[out.index("Experience memory"):out.index("checks:")]
+    assert len(recall.strip().splitlines()) <= 30
+    assert max(len(line) for line in recall.splitlines()) < 140
+    assert "5 more group(s)" in recall and "16 more" in recall
+
+
+def test_text_neutralises_terminal_control_sequences():
+    f = _f("SEN301", "chaos", "error", "a\x1b[2J.py", 1, "msg \x1b]0;pwned\x07 end", code="x = '\u202e' # \x1b[31m")
+    out = render(sample_verdict(findings=[f], checks=[]), "text", color=False)
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b[2J" in out and "\\u202e" in out
+    f = _f("SEN301", "chaos", "error", "a.py", 1, "one\ntwo\r\nthree")
+    out = render(sample_verdict(findings=[f], checks=[]), "text", color=False)
+    assert "one\\x0atwo\\x0d\\x0athree" in out
+
+
+# --- JSON ------------------------------------------------------------------------------------------
+
+
+def report_schema() -> dict:
+    """The pydantic schema of Verdict plus the report-only fields, closed everywhere."""
+    schema = TypeAdapter(Verdict).json_schema(mode="serialization")
+    schema["properties"].update({
+        "schema_version": {"const": jsonfmt.SCHEMA_VERSION},
+        "tool": {"type": "object", "properties": {"name": {"const": "sentinel"}, "version": {"type": "string"}},
+                 "required": ["name", "version"], "additionalProperties": False},
+        "errored": {"type": "boolean"},
+        "counts": {"type": "object", "properties": {s.value: {"type": "integer", "minimum": 0} for s in Severity},
+                   "required": [s.value for s in Severity], "additionalProperties": False},
+    })
+    schema["$defs"]["Finding"]["properties"]["fingerprint"] = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+    for obj in [schema, *schema["$defs"].values()]:
+        if obj.get("type") == "object":
+            obj["additionalProperties"] = False
+            obj["required"] = list(obj["properties"])  # every field is always written
+    return schema
+
+
+def _validate_json(text: str) -> dict:
+    data = json.loads(text)
+    jsonschema.Draft202012Validator(report_schema()).validate(data)
+    return data
+
+
+@pytest.mark.parametrize("make", [sample_verdict, passed_verdict, errored_verdict])
+def test_json_validates_against_generated_schema_and_round_trips(make):
+    verdict = make()
+    text = render(verdict, "json")
+    data = _validate_json(text)
+    assert data["schema_version"] == 1 and data["passed"] is verdict.passed
+    assert data["errored"] is verdict.errored
+    assert jsonfmt.from_json(text) == verdict
+
+
+def test_json_large_reports_are_compact_with_the_same_content(monkeypatch):
+    pretty = render(sample_verdict(), "json")
+    monkeypatch.setattr(jsonfmt, "PRETTY_MAX_FINDINGS", 1)
+    compact = render(sample_verdict(), "json")
+    assert compact.count("\n") == 1 and pretty.count("\n") > 50
+    assert json.loads(compact) == json.loads(pretty)
+    _validate_json(compact)
+
+
+def test_json_enums_are_strings_and_fingerprints_match_baseline():
+    verdict = sample_verdict()
+    data = json.loads(render(verdict, "json"))
+    assert data["fail_level"] == "warning"
+    assert [c["status"] for c in data["checks"]] == ["passed", "failed", "failed", "passed", "skipped", "failed"]
+    assert {f["severity"] for f in data["findings"]} == {"error", "warning", "info"}
+    assert data["counts"] == {"info": 1, "warning": 1, "error": 2}
+    assert [f["fingerprint"] for f in data["findings"]] == [fingerprint(f) for f in verdict.findings]
+    chaos = next(c for c in data["checks"] if c["check"] == "chaos")
+    assert chaos["findings"][0] == next(f for f in data["findings"] if f["rule"] == "SEN301")
+
+
+def test_json_schema_rejects_drift():
+    data = json.loads(render(sample_verdict(), "json"))
+    bad = copy.deepcopy(data)
+    bad["findings"][0]["undocumented"] = 1
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(report_schema()).validate(bad)
+    bad = copy.deepcopy(data)
+    bad["fail_level"] = 3
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(report_schema()).validate(bad)
+
+
+def test_json_doc_describes_every_field():
+    doc = (PROJECT / "docs" / "json-schema.md").read_text(encoding="utf-8")
+    schema = report_schema()
+    names = set(schema["properties"])
+    for d in schema["$defs"].values():
+        names |= set(d.get("properties", {}))
+    missing = sorted(n for n in names if f"| `{n}` |" not in doc)
+    assert not missing, f"docs/json-schema.md does not describe: {missing}"
+    assert "schema_version" in doc and "`1`" in doc
+
+
+def test_json_from_json_refuses_unknown_version():
+    data = json.loads(render(passed_verdict(), "json"))
+    data["schema_version"] = 99
+    with pytest.raises(ValueError, match="schema_version"):
+        jsonfmt.from_json(json.dumps(data))
+
+
+# --- SARIF -----------------------------------------------------------------------------------------
+
+
+def _no_fetch(uri: str):
+    raise NoSuchResource(ref=uri)  # offline: the schema's $refs are all local
+
+
+@functools.lru_cache(maxsize=1)
+def sarif_validator():
+    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(schema, registry=Registry(retrieve=_no_fetch))
+
+
+def _sarif(verdict, rules=None, root="/work/repo") -> dict:
+    doc = json.loads(render(verdict, "sarif", rules=sample_rules() if rules is None else rules, root=root))
+    errors = sorted(sarif_validator().iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    return doc
+
+
+def test_sarif_schema_file_is_the_official_one():
+    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    assert schema["id"].startswith("https://docs.oasis-open.org/sarif/sarif/v2.1.0/")
+    assert schema["properties"]["version"]["enum"] == ["2.1.0"]
+    assert len((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")) == 112768
+    jsonschema.Draft7Validator.check_schema(schema)
+    with pytest.raises(jsonschema.ValidationError):
+        sarif_validator().validate({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]})
+
+
+@pytest.mark.parametrize("make", [sample_verdict, passed_verdict, errored_verdict])
+def test_sarif_validates_against_official_schema(make):
+    doc = _sarif(make())
+    assert doc["$schema"] == sarif.SCHEMA_URI and doc["version"] == "2.1.0"
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert driver["name"] == "sentinel" and driver["informationUri"].startswith("https://") and driver["version"]
+
+
+def test_sarif_results_levels_regions_rules_and_fingerprints():
+    verdict = sample_verdict()
+    run = _sarif(verdict)["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    by_rule = {r["ruleId"]: r for r in run["results"]}
+    assert {k: v["level"] for k, v in by_rule.items()} == {
+        "SEN301": "error", "SEN202": "warning", "SEN401": "note", "SEN601": "error"}
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+    loc = by_rule["SEN301"]["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": "src/app.py", "uriBaseId": "%SRCROOT%"}
+    assert loc["region"] == {"startLine": 12, "startColumn": 5, "snippet": {"text": "except:"}}
+    assert "startColumn" not in by_rule["SEN202"]["locations"][0]["physicalLocation"]["region"]
+    assert by_rule["SEN401"]["locations"][0]["physicalLocation"]["region"]["endLine"] == 4
+    assert "locations" not in by_rule["SEN601"]  # a change-level finding has no file
+    f301 = next(f for f in verdict.findings if f.rule == "SEN301")
+    assert by_rule["SEN301"]["partialFingerprints"] == {sarif.FINGERPRINT_ID: fingerprint(f301)}
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": "file:///work/repo/"}}
+
+
+def test_sarif_region_omitted_without_line():
+    f = _f("SEN107", "jail", "error", "deploy/keys.pem", None, "protected path touched")
+    run = _sarif(sample_verdict(findings=[f]))["runs"][0]
+    assert run["results"][0]["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "deploy/keys.pem", "uriBaseId": "%SRCROOT%"}}
+
+
+def test_sarif_rule_descriptors_document_the_rule():
+    rules = _sarif(sample_verdict())["runs"][0]["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    assert ids[:4] == ["SEN101", "SEN202", "SEN301", "SEN401"]  # every known rule, sorted
+    bare = rules[ids.index("SEN301")]
+    assert bare["name"] == "bare-except"
+    assert bare["shortDescription"]["text"] == "bare-except summary"
+    assert "bare-except rationale" in bare["fullDescription"]["text"]
+    assert bare["defaultConfiguration"] == {"level": "error"}
+    assert bare["properties"]["tags"] == ["chaos"]
+    md = bare["help"]["markdown"]
+    assert "**Example** (fires):" in md and "```python\ntry:\n    f()\nexcept:\n    pass\n```" in md
+    assert "**Use instead:**" in md and "except OSError:" in md
+    assert "Use instead:" in bare["help"]["text"] and "fix bare-except" in bare["help"]["text"]
+    assert rules[ids.index("SEN101")]["properties"]["tags"] == ["jail", "security"]
+    todo = rules[ids.index("SEN401")]["help"]["markdown"]
+    assert "````javascript\n// TODO: ```later```\n````" in todo  # fence longer than the example's backticks
+    unknown = rules[ids.index("SEN601")]  # not in the rule index: a minimal descriptor
+    assert unknown["defaultConfiguration"] == {"level": "error"}
+
+
+def test_sarif_invocation_reports_errors_skips_and_unread_files():
+    run = _sarif(errored_verdict())["runs"][0]
+    inv = run["invocations"][0]
+    assert inv["executionSuccessful"] is False
+    notes = {n["descriptor"]["id"]: n for n in inv["toolExecutionNotifications"]}
+    assert notes["sentinel/check-error"]["level"] == "error"
+    assert "ValueError: boom" in notes["sentinel/check-error"]["message"]["text"]
+    assert notes["sentinel/not-checked"]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
+        "assets/logo.png"
+    run = _sarif(sample_verdict())["runs"][0]
+    inv = run["invocations"][0]
+    assert inv["executionSuccessful"] is True
+    skipped = [n for n in inv["toolExecutionNotifications"] if n["descriptor"]["id"] == "sentinel/check-skipped"]
+    assert skipped[0]["message"]["text"] == "check 'drift' skipped: no task" and skipped[0]["level"] == "note"
+
+
+def test_sarif_uris_are_relative_and_encoded():
+    f = _f("SEN301", "chaos", "error", "dir with space/50%#x:y.py", 1, "m")
+    run = _sarif(sample_verdict(findings=[f]), root="/tmp/my repo")["runs"][0]
+    uri = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "dir%20with%20space/50%25%23x%3Ay.py"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///tmp/my%20repo/"
+    assert "originalUriBaseIds" not in _sarif(sample_verdict(), root=None)["runs"][0]
+
+
+# --- GitHub workflow commands ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw, data, prop", [
+    ("plain", "plain", "plain"),
+    ("100%", "100%25", "100%25"),
+    ("a\nb\r\nc", "a%0Ab%0D%0Ac", "a%0Ab%0D%0Ac"),
+    ("a:b,c", "a:b,c", "a%3Ab%2Cc"),
+    ("%0A", "%250A", "%250A"),  # an already-escaped-looking value must not decode to a newline
+    ("::error::x", "::error::x", "%3A%3Aerror%3A%3Ax"),
+])
+def test_github_escaping(raw, data, prop):
+    assert github.escape_data(raw) == data
+    assert github.escape_property(raw) == prop
+
+
+def _unescape(text: str, prop: bool) -> str:
+    if prop:
+        text = text.replace("%3A", ":").replace("%2C", ",")
+    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+
+
+def parse_command(line: str) -> tuple[str, dict, str]:
+    """Parse a workflow command the way the Actions runner does."""
+    assert line.startswith("::")
+    head, _, message = line[2:].partition("::")
+    name, _, props = head.partition(" ")
+    fields = dict(p.split("=", 1) for p in props.split(",")) if props else {}
+    return name, {k: _unescape(v, True) for k, v in fields.items()}, _unescape(message, False)
+
+
+@given(st.text())
+def test_github_escaping_round_trips(text):
+    assert _unescape(github.escape_data(text), False) == text
+    assert _unescape(github.escape_property(text), True) == text
+    assert not set("\r\n") & set(github.escape_data(text))
+    assert not set("\r\n:,") & set(github.escape_property(text))
+
+
+def test_github_annotations_survive_hostile_paths_and_messages():
+    path = "src/a,b:c%0A.py"
+    message = "50% done\r\n::set-env name=X::pwned\n::add-mask::x"
+    f = _f("SEN301", "chaos", "warning", path, 7, message, column=3, code="except:  # a, b: c", end_line=9)
+    out = render(sample_verdict(findings=[f], checks=[], not_checked=[]), "github", rules=sample_rules())
+    lines = out.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("sentinel: ")  # the annotation and the summary, nothing injected
+    name, props, text = parse_command(lines[0])
+    assert name == "warning"
+    assert props == {"file": path, "line": "7", "col": "3", "endLine": "9", "title": "SEN301 bare-except"}
+    assert text.splitlines()[0] == "50% done"
+    assert "::set-env name=X::pwned" in text and "except:  # a, b: c" in text
+
+
+def test_github_levels_checks_and_summary():
+    out = render(errored_verdict(findings=sample_verdict().findings), "github")
+    lines = out.splitlines()
+    kinds = [parse_command(ln)[0] for ln in lines if ln.startswith("::")]
+    assert kinds.count("notice") == 1  # the info finding
+    assert kinds.count("error") == 3  # two error findings and the crashed check
+    crashed = next(parse_command(ln) for ln in lines if "crashed" in ln)
+    assert crashed[1]["title"] == "sentinel: chaos crashed"
+    assert any(parse_command(ln)[1].get("file") == "assets/logo.png" for ln in lines if ln.startswith("::warning"))
+    claims = next(parse_command(ln) for ln in lines if "SEN601" in ln)
+    assert "file" not in claims[1] and "line" not in claims[1]
+    assert lines[-1].startswith("sentinel: error")
+    assert all(ln.startswith(("::", "checks: ", "sentinel: ")) for ln in lines)
+
+
+def test_github_caps_annotations_per_kind_and_prints_the_rest():
+    errors = [_f("SEN104", "jail", "error", f"m{n:02}.py", n, f"problem {n}") for n in range(1, 26)]
+    notes = [_f("SEN401", "placeholder", "info", "n.py", n, "todo") for n in range(1, 4)]
+    lines = render(sample_verdict(findings=errors + notes, not_checked=[]), "github").splitlines()
+    annotated = [parse_command(ln) for ln in lines if ln.startswith("::")]
+    assert sum(1 for name, props, _ in annotated if name == "error" and props.get("file")) == 10
+    assert sum(1 for name, _, _ in annotated if name == "notice" and "todo" in _) == 3
+    assert "sentinel: 15 more item(s) past GitHub's 10 annotations per severity:" in lines
+    assert "sentinel: m25.py:25: error SEN104 problem 25" in lines
+    assert all(ln.startswith(("::", "checks: ", "sentinel: ")) for ln in lines)
+    # a plain line carries untrusted text too: it must not be able to start a command
+    hostile = [_f("SEN104", "jail", "error", "x\n::error::forged.py", n, "m\n::set-env name=A::b") for n in range(12)]
+    lines = render(sample_verdict(findings=hostile, not_checked=[], checks=[]), "github").splitlines()
+    assert len(lines) == 10 + 1 + 2 + 1
+    assert all(ln.startswith(("::error file=", "sentinel: ")) for ln in lines)
+
+
+# --- Markdown --------------------------------------------------------------------------------------
+
+
+HOSTILE_MESSAGE = ("<script>alert(1)</script> | cell `code` *bold* [link](https://evil.example) "
+                   "![x](https://evil.example/p.png) cc @octocat @org/team &amp; $x$ \u202e\n## heading")
+HOSTILE_PATH = "src/a|b`<img src=x onerror=alert(1)>.py"
+HOSTILE_CODE = "s = '</code><script>x</script>' | `y` @decorator"
+
+
+def _table_rows(md: str) -> list[str]:
+    return [ln for ln in md.splitlines() if ln.startswith("| ") and not ln.startswith(("| Line", "| ---"))]
+
+
+def test_markdown_escapes_untrusted_text():
+    f = _f("SEN301", "chaos", "error", HOSTILE_PATH, 3, HOSTILE_MESSAGE, code=HOSTILE_CODE, hint="use <b>x</b>")
+    nc = NotChecked("bin/<evil>|.dat", "binary <file>")
+    md = markdown.render(sample_verdict(findings=[f], not_checked=[nc]))
+    for raw in ("<script", "<img", "<b>", "<evil>", "<file>", "`code`", "`y`", "[link]", "*bold*", "@octocat",
+                "@org/team", "$x$", "</code><script"):
+        assert raw not in md, raw
+    assert "&amp;amp;" in md  # an entity in the text is shown as typed, not decoded
+    assert "\u202e" not in md and "\n## heading" not in md
+    rows = _table_rows(md)
+    assert len(rows) == 1 and rows[0].count("|") == 5  # exactly the four cells: no pipe leaked from the text
+    assert "@&#8203;octocat" in md  # mention defused, still readable
+    assert "&lt;script&gt;" in md and "&#124;" in md and "&#96;" in md
+    assert "<code>s = &#x27;&lt;/code&gt;&lt;script&gt;x&lt;/script&gt;&#x27; &#124; &#96;y&#96; @decorator</code>" \
+        in md  # code keeps '@' (no mentions inside <code>)
+    assert "`" not in md.replace("`sentinel check --format json`", "")
+
+
+def test_markdown_failed_report_structure_and_recall():
+    md = markdown.render(sample_verdict(), title="Sentinel gate")
+    first = md.splitlines()[0]
+    assert first.startswith("## ") and "Sentinel gate: failed" in first and "2 errors" in first
+    assert "**Checks:**" in md and "drift skipped" in md
+    assert "<code>src/app.py</code> \u2014 2 findings" in md and "<code>lib/util.js</code> \u2014 1 finding" in md
+    assert "| 12:5 |" in md and "| - |" in md
+    assert "not checked: <code>assets/logo.png</code>" in md
+    assert "Experience memory" in md and "card-7" in md and "catch OSError" in md and "seen 4\u00D7" in md
+    assert md.count("<details>") == md.count("</details>")
+
+
+def test_markdown_says_passed_clearly():
+    md = markdown.render(passed_verdict())
+    assert md.splitlines()[0] == "## \u2705 Sentinel: passed"
+    assert "No findings" in md and "failed" not in md
+    md = markdown.render(errored_verdict())
+    assert "error" in md.splitlines()[0] and "passed" not in md.splitlines()[0]
+    assert "crashed" in md
+
+
+def test_markdown_collapses_long_files():
+    many = [_f("SEN202", "style", "warning", "big.py", n, "line too long") for n in range(1, 30)]
+    md = markdown.render(sample_verdict(findings=many))
+    assert "<details><summary><code>big.py</code> \u2014 29 findings</summary>" in md
+    assert md.count("<details>") == md.count("</details>")
+    assert len(_table_rows(md)) == 29
+
+
+@pytest.mark.parametrize("limit", [65_536, 20_000, 3_000])
+def test_markdown_truncates_within_max_bytes(limit):
+    many = [_f("SEN202", "style", "warning", f"pkg/mod{n // 50}.py", n, "line too long \u00e9\u4e2d", code="x" * 200)
+            for n in range(3000)]
+    md = markdown.render(sample_verdict(findings=many), max_bytes=limit)
+    assert len(md.encode("utf-8")) <= limit
+    shown = len(_table_rows(md))
+    assert 0 < shown < 3000
+    assert f"{shown} of 3000 findings shown" in md
+    assert md.count("<details>") == md.count("</details>")
+    assert "Experience memory" in md  # recall is kept when findings are cut
+
+
+def test_markdown_tiny_limit_never_exceeds():
+    for limit in (0, 10, 60, 200):
+        assert len(markdown.render(sample_verdict(), max_bytes=limit).encode("utf-8")) <= limit
+
+
+# --- secrets: the last line of defence ------------------------------------------------------------
+
+
+def _secret_verdict() -> Verdict:
+    f = _f("SEN304", "chaos", "error", "cfg.py", 1, f"token {TOKEN} in source", code=f'token = "{TOKEN}"')
+    return sample_verdict(findings=[f], checks=[CheckResult("chaos", CheckStatus.FAILED, [f])])
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "markdown"])
+def test_every_reporter_redacts_secrets(fmt):
+    verdict = _secret_verdict()
+    out = markdown.render(verdict) if fmt == "markdown" else render(verdict, fmt)
+    assert TOKEN not in out
+    assert ("ghp&#95;&#42;&#42;&#42;" if fmt == "markdown" else "ghp_***") in out
+
+
+def test_redaction_falls_back_to_identity_without_the_secrets_module(monkeypatch):
+    monkeypatch.setattr(terminal, "_redact_line", None)
+    monkeypatch.setattr(terminal, "_redacted", {})
+    monkeypatch.setitem(sys.modules, "sentinel.checks.secrets", None)  # import now raises ImportError
+    assert terminal.redact("plain text") == "plain text"
+    assert terminal.redact(f"t {TOKEN}") == f"t {TOKEN}"
+
+
+# --- a real verdict through the whole engine -------------------------------------------------------
+
+
+REAL = "import os\n\n\ndef f():\n    try:\n        os.remove('x')\n    except:\n        pass\n"
+
+
+def test_real_verdict_renders_in_every_format():
+    verdict = gate_new_file("pkg/real.py", REAL)
+    text = render(verdict, "text")
+    assert text.splitlines()[-1].startswith("sentinel: ")
+    for f in verdict.findings:
+        assert f.rule in text
+    data = _validate_json(render(verdict, "json"))
+    assert len(data["findings"]) == len(verdict.findings)
+    doc = _sarif(verdict, rules={})
+    assert len(doc["runs"][0]["results"]) == len(verdict.findings)
+    assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is (not verdict.errored)
+    gh = render(verdict, "github")
+    assert sum(ln.startswith(("::error", "::warning", "::notice")) for ln in gh.splitlines()) >= len(verdict.findings)
+    md = markdown.render(verdict)
+    assert len(_table_rows(md)) == len(verdict.findings)
+
+
+def test_cli_json_report_to_file_echoes_the_summary(repo):
+    repo.write("app.py", REAL)
+    repo.add("app.py")
+    proc = repo.sentinel("check", "--format", "json", "--output", "report.json", "--no-memory")
+    assert proc.returncode in (0, 1, 2), proc.stderr
+    data = _validate_json((repo.path / "report.json").read_text(encoding="utf-8"))
+    assert proc.stdout.strip().splitlines()[-1].startswith("sentinel: ")
+    assert data["source"] == "staged" and data["files_changed"] == 1
+    assert proc.returncode == (2 if data["errored"] else 0 if data["passed"] else 1)
