@@ -12,7 +12,7 @@ from sentinel import __version__
 from sentinel.errors import SentinelError
 
 # Subcommands living in their own modules; each has register(subparsers). Missing ones are skipped.
-COMMAND_MODULES = ["sentinel.commands.core", "sentinel.commands.memory", "sentinel.commands.intent",
+COMMAND_MODULES = ["sentinel.commands.core", "sentinel.commands.memory", "sentinel.commands.recall", "sentinel.commands.intent",
                    "sentinel.commands.ci"]
 
 

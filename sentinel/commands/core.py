@@ -7,7 +7,7 @@ import sys
 
 from sentinel.errors import InputError
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "sarif", "github", "markdown")
 
 
 def add_source_args(p) -> None:
@@ -102,7 +102,7 @@ def cmd_check(args) -> int:
     verdict = engine.run(change, config, opts)
     if not args.no_memory and config.memory.enabled:
         verdict = _remember(change, config, verdict)
-    _emit(verdict, args)
+    _emit(verdict, args, change.changeset.root or os.getcwd())
     if verdict.errored:
         for r in verdict.checks:
             if r.status.value == "error":
@@ -120,7 +120,7 @@ def _remember(change, config, verdict):
     return gate_hook.after_run(change, config, verdict)
 
 
-def _emit(verdict, args) -> None:
+def _emit(verdict, args, root: str | None = None) -> None:
     from sentinel.checks import rule_index
     from sentinel.report import render
     fmt = args.format
@@ -128,7 +128,7 @@ def _emit(verdict, args) -> None:
     kwargs = {"color": to_tty and not args.no_color and not os.environ.get("NO_COLOR")}
     if fmt == "sarif":
         kwargs["rules"] = rule_index()
-        kwargs["root"] = verdict_root(args)
+        kwargs["root"] = root
     text = render(verdict, fmt, **kwargs)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
@@ -138,10 +138,6 @@ def _emit(verdict, args) -> None:
             sys.stdout.write(render(verdict, "text", color=False).splitlines()[-1] + "\n")
     else:
         sys.stdout.write(text)
-
-
-def verdict_root(args) -> str | None:
-    return os.getcwd()
 
 
 def cmd_rules(args) -> int:

@@ -68,7 +68,7 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
         if run_id % RETENTION_EVERY == 0:
             store.apply_retention(config.memory.retention_days, config.memory.max_runs)
         if not verdict.passed and verdict.findings:
-            recall(verdict, store, ident["project"], config)
+            recall(verdict, store, ident["project"], config, root)
     except (sqlite3.Error, OSError) as exc:
         verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
     finally:
@@ -94,8 +94,8 @@ def _groups(verdict: Verdict) -> "OrderedDict[str, list]":
     return OrderedDict(list(groups.items())[:MAX_GROUPS])
 
 
-def recall(verdict: Verdict, store, project: str, config) -> None:
-    search = _searcher(verdict)
+def recall(verdict: Verdict, store, project: str, config, root: str | None = None) -> None:
+    search = _searcher(verdict, root)
     for rule, findings in _groups(verdict).items():
         sig_ids = list(dict.fromkeys(signature_id(signature(f.rule, f.message, f.code)) for f in findings))
         patterns = [RecurringPattern(signature=p.signature, rule=p.rule, urgency=p.urgency, count=p.count,
@@ -107,7 +107,7 @@ def recall(verdict: Verdict, store, project: str, config) -> None:
                                               similar=similar, patterns=patterns))
 
 
-def _searcher(verdict: Verdict):
+def _searcher(verdict: Verdict, root: str | None = None):
     try:
         from sentinel.memory import recall_search
     except ImportError as exc:
@@ -115,7 +115,7 @@ def _searcher(verdict: Verdict):
         return None
 
     def run(rule, findings, config):
-        results, note = recall_search.similar_fixes(rule, findings, config)
+        results, note = recall_search.similar_fixes(rule, findings, config, root=root)
         if note:
             verdict.recall_note = note
         return [SimilarFix(card_id=r.id, score=round(r.score, 3), summary=r.problem_summary,

@@ -9,6 +9,7 @@ FORMATS = {
     "json": "sentinel.report.jsonfmt",
     "sarif": "sentinel.report.sarif",
     "github": "sentinel.report.github",
+    "markdown": "sentinel.report.markdown",
 }
 
 

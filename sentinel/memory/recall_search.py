@@ -1,0 +1,57 @@
+"""Similar past fixes for a group of findings: a thin, precise layer over card search.
+
+Precision first: cards governed with the finding's rule code are relevant by construction
+and are searched first; other cards are added only when their embedding similarity is
+clearly high (hybrid scores are normalized per query, so only the raw cosine can say
+"this is actually close"), never to pad the list.
+"""
+
+from __future__ import annotations
+
+import re
+
+UNFILTERED_MIN_COSINE = 0.55
+_FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
+
+
+def _query(rule: str, findings) -> str:
+    from sentinel.checks import rule_index
+
+    r = rule_index().get(rule)
+    parts = [r.name.replace("-", " "), r.summary] if r else [rule]
+    for text in dict.fromkeys(f.message for f in findings[:5]):
+        parts.append(text)
+    for code in dict.fromkeys(f.code for f in findings[:3] if f.code):
+        parts.append(code[:120])
+    return ". ".join(parts)
+
+
+def fix_line(card: dict, limit: int = 180) -> str:
+    text = " ".join((card.get("fix_strategy") or "").split())
+    m = _FIRST_SENTENCE.match(text)
+    line = m.group(1) if m else text
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def similar_fixes(rule: str, findings, config, root: str | None = None):
+    """Return (hits with .id .score .problem_summary .fix_line, note or None)."""
+    from sentinel.memory.index import IndexMissing, load_index, search, show
+
+    k = max(1, int(config.memory.recall_k))
+    try:
+        index = load_index(root=root)
+    except IndexMissing as exc:
+        return [], f"similar past fixes unavailable: {exc}"
+    query = _query(rule, findings)
+    hits = list(search(query, k=k, rule=rule, config=config, index=index))
+    note = None
+    if len(hits) < k:
+        extra = search(query, k=k, config=config, index=index)
+        note = extra.note
+        seen = {h.id for h in hits}
+        for h in extra:
+            if h.id not in seen and h.cosine is not None and h.cosine >= UNFILTERED_MIN_COSINE and len(hits) < k:
+                hits.append(h)
+    for h in hits:
+        h.fix_line = fix_line(show(h.id, index=index) or {})
+    return hits, note
