@@ -80,12 +80,16 @@ class EmbeddingsConfig:
 @dataclass(slots=True)
 class DriftConfig:
     enabled: bool = True
-    threshold: float = 0.40
-    critical_below: float = 0.10
-    high_below: float = 0.20
-    medium_below: float = 0.30
+    # Threshold, bands and digest weight are calibrated for the bundled static model on real bug-fix
+    # records (scripts/calibrate_drift.py, table in docs/intent.md); recalibrate for another model.
+    threshold: float = 0.50
+    critical_below: float = 0.20
+    high_below: float = 0.25
+    medium_below: float = 0.45
     borderline_margin: float = 0.05
     task_file: str | None = ".sentinel/task.md"
+    # Share of the change's vector that comes from the code digest (the rest from the message).
+    digest_weight: float = 0.6
 
 
 @dataclass(slots=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from sentinel import baseline as baseline_mod
 from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
 from sentinel.checks.base import ChangeContext, FileContext, path_matches
 from sentinel.config import Config
@@ -144,6 +143,7 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
         import os
         full = bl_path if os.path.isabs(bl_path) or not change.changeset.root else os.path.join(change.changeset.root, bl_path)
         if os.path.exists(full):
+            from sentinel import baseline as baseline_mod  # json and hashing only when a baseline exists
             kept, baselined = baseline_mod.apply(kept, baseline_mod.load(full))
     kept.sort(key=Finding.sort_key)
     kept_ids = {id(f) for f in kept}

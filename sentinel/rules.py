@@ -21,3 +21,12 @@ class Rule:
     example_path: str = "example.py"  # file name the examples are checked as
     # Config overrides needed for the example to fire, e.g. {"jail": {"banned_imports": ["flask"]}}.
     example_config: dict = field(default_factory=dict)
+    # Message-based rules (intent checks): the commit message / task the example is checked with.
+    # "" means none; the counter-example uses its own when set, else the example's.
+    example_message: str = ""
+    example_task: str = ""
+    counter_example_message: str | None = None
+    counter_example_task: str | None = None
+    counter_example_path: str | None = None  # file name of the counter-example when it differs
+    # The file's content before the change: the examples are then modifications of it, not new files.
+    example_before: str | None = None

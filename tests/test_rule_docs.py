@@ -1,10 +1,22 @@
-"""Every rule's documented example must fire it and its counter-example must not."""
+"""Every rule's documented example must fire it and its counter-example must not.
+
+File-based rules are checked as a diff adding the example file. Message-based rules (the intent
+checks) also carry the commit message and task their example is judged with, and may describe the
+file's content before the change (the example is then a modification). The LLM review's examples
+run against a loopback OpenAI-compatible server that answers as a reviewer would.
+"""
 
 from __future__ import annotations
 
+import difflib
+
 import pytest
 
+from sentinel import engine
 from sentinel.checks import all_rules
+from sentinel.config import validate
+from sentinel.diffparse import parse_diff
+from sentinel.sources import Change
 from tests.conftest import codes, gate_new_file
 
 RULES = all_rules()
@@ -18,13 +30,56 @@ def test_rule_codes_are_unique_and_stable_shape():
         assert r.summary and r.rationale and r.example and r.counter_example
 
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
-def test_example_fires(rule):
-    verdict = gate_new_file(rule.example_path, rule.example, rule.example_config)
-    assert rule.code in codes(verdict), f"{rule.code} example did not fire: {codes(verdict)}"
+def _modification_diff(path: str, before: str, after: str) -> str:
+    body = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        f"a/{path}", f"b/{path}", n=100000))
+    return f"diff --git a/{path} b/{path}\n{body}"
+
+
+def _gate(rule, path: str, content: str, message: str | None, task: str | None, config: dict):
+    opts = {"message": message or None, "task": task or None}
+    if rule.example_before is None:
+        return gate_new_file(path, content, config, **opts)
+    cs = parse_diff(_modification_diff(path, rule.example_before, content), source="test")
+    return engine.run(Change(cs, content_rev=None), validate(config, "test"), engine.RunOptions(**opts))
+
+
+@pytest.fixture
+def llm_server(monkeypatch):
+    from tests.test_llm_review import FakeLLM
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with FakeLLM() as server:
+        yield server
+
+
+def _config(rule, request) -> dict:
+    config = {k: dict(v) if isinstance(v, dict) else v for k, v in rule.example_config.items()}
+    if rule.check == "llm":
+        server = request.getfixturevalue("llm_server")
+        config["llm"] = {**config.get("llm", {}), "api_base": server.api_base}
+    return config
+
+
+def _script_reviewer(rule, request, which: str) -> None:
+    if rule.check == "llm":
+        from tests.test_llm_review import RULE_DOC_REPLIES
+        request.getfixturevalue("llm_server").replies = [RULE_DOC_REPLIES[rule.code][which]]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
-def test_counter_example_is_clean(rule):
-    verdict = gate_new_file(rule.example_path, rule.counter_example, rule.example_config)
-    assert rule.code not in codes(verdict), f"{rule.code} counter-example fired"
+def test_example_fires(rule, request):
+    _script_reviewer(rule, request, "example")
+    verdict = _gate(rule, rule.example_path, rule.example, rule.example_message, rule.example_task,
+                    _config(rule, request))
+    assert rule.code in codes(verdict), f"{rule.code} example did not fire: {codes(verdict)} {verdict.checks}"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_counter_example_is_clean(rule, request):
+    _script_reviewer(rule, request, "counter")
+    message = rule.counter_example_message if rule.counter_example_message is not None else rule.example_message
+    task = rule.counter_example_task if rule.counter_example_task is not None else rule.example_task
+    verdict = _gate(rule, rule.counter_example_path or rule.example_path, rule.counter_example, message, task,
+                    _config(rule, request))
+    assert rule.code not in codes(verdict), f"{rule.code} counter-example fired: {verdict.findings}"

@@ -18,6 +18,8 @@ CHECK_MODULES: dict[str, str] = {
 OPTIONAL_CHECKS: dict[str, str] = {
     "drift": "sentinel.checks.drift",
     "claims": "sentinel.checks.claims",
+    # Opt-in (llm.enabled); the engine runs it only after every check above passed.
+    "llm": "sentinel.checks.llm",
 }
 
 

@@ -118,21 +118,24 @@ class FileContext:
             tree = self.tree
             if tree is not None:
                 index = self._nodes
-                parents: dict[int, ast.AST] = {}
                 for node in ast.walk(tree):
                     index.setdefault(type(node), []).append(node)
-                    for child in ast.iter_child_nodes(node):
-                        parents[id(child)] = node
-                self._parents = parents
         out: list = []
         for t in types:
             out.extend(self._nodes.get(t, ()))
         return out
 
     def parent(self, node: ast.AST) -> ast.AST | None:
+        # Built on first use only: most files never need it and it doubles the cost of a walk.
         if self._parents is None:
-            self.nodes()
-        return (self._parents or {}).get(id(node))
+            parents: dict[int, ast.AST] = {}
+            tree = self.tree
+            if tree is not None:
+                for outer in ast.walk(tree):
+                    for child in ast.iter_child_nodes(outer):
+                        parents[id(child)] = outer
+            self._parents = parents
+        return self._parents.get(id(node))
 
     def ancestors(self, node: ast.AST):
         cur = self.parent(node)

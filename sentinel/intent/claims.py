@@ -1,0 +1,251 @@
+"""The claim table and the extractor: which sentences of a message assert something checkable.
+
+A claim is an assertion about the change's state ("all tests pass", "thread-safe"), not a word:
+negated ("not production ready", "untested"), hedged or future ("once tests pass", "should be
+thread-safe"), questioned, quoted or code text is not a claim, and words that only look like one
+("done callback", "fixed-size buffer", "secure cookie") are excluded by the patterns themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sentinel.intent import lazy_re
+from sentinel.intent.message import line_of, mask_message
+
+_F = re.I
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimKind:
+    key: str
+    code: str  # rule code reported when the claim is unsupported
+    label: str  # short name in messages and docs
+    evidence: str  # what backs it (docs)
+    pattern: lazy_re
+    # Words that negate this claim when they appear right before it, beyond the common ones.
+    extra_negators: tuple[str, ...] = ()
+
+
+_NOT_CALLBACK = r"(?![-_(]|\s+(?:callbacks?|handlers?|events?|flags?|signals?|futures?|states?|methods?|hooks?|" \
+                r"functions?|criteria|condition|button|status|marker|message|column|field)\b)"
+
+CLAIM_KINDS: tuple[ClaimKind, ...] = (
+    ClaimKind("tests_pass", "SEN601", "tests pass",
+              "a JUnit report (--junit) with no failures or errors, or passing CI test runs",
+              lazy_re(r"\b(?:all\s+(?:the\s+)?)?(?:unit\s+|integration\s+|existing\s+|the\s+)?tests?"
+                         r"(?:\s+suite)?\s+(?:(?:are|is|now|still|all)\s+)*(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?)\b"
+                         r"|\b(?:CI|the\s+build|test\s+suite)\s+(?:is\s+)?(?:passing|green|passes)\b"
+                         r"|\bpass(?:es|ing)?\s+all\s+(?:the\s+)?tests\b", _F)),
+    ClaimKind("tests_added", "SEN601", "tests added",
+              "test files added or changed in this change",
+              lazy_re(r"\b(?:add(?:s|ed)?|wrote|writes|includ(?:es|ed|ing)|extend(?:s|ed)?)\s+(?:a\s+|new\s+|more\s+|the\s+)?"
+                         r"(?:unit\s+|regression\s+|integration\s+|end-to-end\s+|e2e\s+)?tests?\b(?!\s+(?:for\s+)?(?:data|files?|fixtures?|helpers?|utils?|dependenc))"
+                         r"|\btests?\s+(?:were\s+|have\s+been\s+|are\s+)?(?:added|included|written)\b"
+                         r"|\bcovered\s+by\s+(?:new\s+|unit\s+|regression\s+)?tests\b"
+                         r"|\bwith\s+(?:new\s+|unit\s+|regression\s+)tests\b", _F)),
+    ClaimKind("tested", "SEN601", "tested",
+              "tests in the change, plus a test report (--junit) or coverage (--coverage)",
+              lazy_re(r"\b(?:fully|well|thoroughly|properly|extensively|comprehensively)[- ]tested\b"
+                         r"|\b(?:is|are|was|been|has\s+been|have\s+been)\s+tested\b"
+                         r"|^\s*tested\b(?!\s+(?:with|on|against|using|under|in|manually|locally|by\s+hand)\b)",
+                         _F | re.M)),
+    ClaimKind("coverage", "SEN601", "full test coverage",
+              "a coverage report (--coverage) at that rate",
+              lazy_re(r"\b100\s*%\s*(?:test\s+|line\s+|code\s+)?coverage\b|\bfull\s+(?:test\s+|code\s+)?coverage\b"
+                         r"|\bfully\s+covered\b", _F)),
+    ClaimKind("production_ready", "SEN602", "production ready",
+              "tests in the change or a passing report, and no placeholder, chaos or jail findings",
+              lazy_re(r"\bproduction[- ]ready\b|\bready\s+for\s+(?:production|prod|release|deployment)\b"
+                         r"|\bprod(?:uction)?[- ]grade\b|\bbattle[- ]tested\b|\bready\s+to\s+(?:ship|deploy|release)\b"
+                         r"|\benterprise[- ]ready\b", _F)),
+    ClaimKind("robust", "SEN602", "robust / handles errors",
+              "no chaos findings (swallowed exceptions, bare except, unguarded None) in the change",
+              lazy_re(r"\b(?:handles?|handling)\s+(?:all\s+)?(?:the\s+)?(?:errors|exceptions|failures|edge\s+cases)\b"
+                         r"|\b(?:is|are|now|more|fully)\s+robust\b|\brobust\s+error\s+handling\b"
+                         r"|\bproper\s+error\s+handling\b", _F)),
+    ClaimKind("fixed", "SEN603", "fixed / resolved",
+              "a regression test added or changed with the fix, and no failing test report",
+              lazy_re(r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s*:?\s+(?:[\w.-]+/[\w.-]+)?(?:#|GH-)\d+"
+                         r"|\b(?:is|are|was|were|been|now|finally|has|have)\s+(?:been\s+|now\s+)?(?:fixed|resolved)\b(?![-_])"
+                         r"|\b(?:fixed|resolved)\b(?![-_])(?=\s+(?:the|a|an|this|that|it|bugs?|issues?|crash(?:es)?"
+                         r"|regressions?|errors?|problems?|race|leaks?|failures?|exceptions?|#)\b|\s*[.!;]?\s*$)"
+                         # wording fixes need no regression test
+                         r"(?!\s+(?:a\s+|the\s+|some\s+)?(?:typos?|spelling|grammar|wording|docs?|documentation"
+                         r"|comments?|formatting|lint|whitespace|links?)\b)",
+                         _F | re.M),
+              ("partially", "partly", "almost")),
+    ClaimKind("done", "SEN604", "done / complete",
+              "no placeholder findings (TODO, stub bodies, NotImplementedError) in the change",
+              lazy_re(r"\b(?:all|everything|it|this|that|work|task|feature|implementation|migration|port|pr)"
+                         r"(?:'s|\u2019s|\s+(?:is|are|now|has\s+been))*\s+(?:done|complete(?:d)?|finished)\b"
+                         + _NOT_CALLBACK +
+                         r"|\b(?:is|are|now)\s+(?:now\s+|fully\s+)?(?:done|complete(?:d)?|finished)\b" + _NOT_CALLBACK +
+                         r"|\b(?:fully|completely)\s+(?:implemented|done|finished|complete)\b"
+                         r"|\bfeature[- ]complete\b"
+                         r"|\bno\s+(?:more\s+|remaining\s+)?(?:todos?|fixmes?|placeholders?|stubs?)(?:\s+(?:left|remain(?:ing)?))?\b"
+                         r"|\bnothing\s+(?:left|remaining)\s+to\s+do\b"
+                         r"|^\s*(?:done|complete(?:d)?|finished)\s*[.!]*\s*$", _F | re.M),
+              ("almost", "nearly", "partially", "mostly")),
+    ClaimKind("refactored", "SEN605", "refactored",
+              "existing tests not rewritten (and passing, with --junit)",
+              lazy_re(r"\brefactor(?:s|ed|ing)?\b(?![-_])", _F)),
+    ClaimKind("behaviour_unchanged", "SEN605", "behaviour unchanged",
+              "a passing test report (--junit) or CI run, and existing tests not rewritten",
+              lazy_re(r"\bno\s+(?:functional|behaviou?r(?:al)?|logic|user[- ]visible|semantic|runtime)\s+changes?\b"
+                         r"|\bbehaviou?r\s+(?:is\s+|stays\s+|remains\s+)?(?:unchanged|preserved|identical|(?:stays|remains)\s+the\s+same)\b"
+                         r"|\b(?:pure|purely|just\s+a|only\s+a)\s+refactor(?:ing)?\b"
+                         r"|\b(?:does\s+not|doesn't|do\s+not|don't)\s+change\s+(?:any\s+|the\s+)?behaviou?r\b"
+                         r"|\bNFC\b|\bpurely\s+cosmetic\b", re.I)),
+    ClaimKind("performance", "SEN606", "faster / optimized",
+              "a benchmark added or changed (benchmarks/, bench_*, asv), or measurements in the message",
+              lazy_re(r"\bfaster\b|\bspeed(?:s|ed)?[- ]?up\b|\bspeedups?\b|\boptimi[sz](?:e|es|ed|ing|ation|ations)\b"
+                         r"|\bperformance\s+(?:improvements?|gains?|boost|fix(?:es)?)\b"
+                         r"|\bimprov(?:es|ed|ing|e)\s+(?:the\s+)?(?:\w+\s+)?(?:performance|speed|latency|throughput)\b"
+                         r"|\b(?:reduc(?:es|ed|e|ing)|lower(?:s|ed)?|cut(?:s)?|halve[sd]?)\s+(?:the\s+)?(?:\w+\s+)?"
+                         r"(?:latency|memory\s+usage|memory\s+footprint|cpu\s+usage|allocations|run\s*time|overhead)\b"
+                         r"|\bmore\s+efficient(?:ly)?\b", _F),
+              ("no", "not")),
+    ClaimKind("secure", "SEN607", "secure / hardened",
+              "no jail or chaos findings (dangerous calls, credentials) in the change, and a test for the fix",
+              lazy_re(r"\b(?:is|are|now|fully|more|completely)\s+secure\b|\bsecured\b|\bharden(?:s|ed|ing)?\b"
+                         r"|\bsecurity\s+(?:fix|hardening|patch)\b"
+                         r"|\b(?:fix(?:es|ed)?|patch(?:es|ed)?|close[sd]?|prevents?|mitigat(?:es|ed)|blocks?)\s+"
+                         r"(?:a\s+|an\s+|the\s+|possible\s+|potential\s+)?(?:\w+\s+)?(?:vulnerabilit(?:y|ies)|injection"
+                         r"|xss|csrf|ssrf|rce|path\s+traversal|cve-\d{4}-\d+)\b"
+                         r"|\bno\s+(?:known\s+)?(?:security\s+(?:issues|holes|problems)|vulnerabilities)\b"
+                         r"|\bsanitiz(?:es|ed)\s+(?:all\s+)?(?:user\s+)?input\b|\bsecure\s+by\s+default\b", _F)),
+    ClaimKind("thread_safe", "SEN608", "thread-safe",
+              "synchronization in the added code (locks, atomics, queues) and a concurrency test",
+              lazy_re(r"\bthread[- ]?safe(?:ty)?\b|\bconcurrency[- ]safe\b|\brace[- ]free\b"
+                         r"|\b(?:fix(?:es|ed)?|eliminat(?:es|ed)|prevents?|avoids?|removes?)\s+(?:a\s+|the\s+|possible\s+|potential\s+)?"
+                         r"(?:data\s+)?race(?:\s+conditions?)?\b|\bno\s+(?:more\s+)?(?:data\s+)?races\b", _F)),
+    ClaimKind("backward_compatible", "SEN609", "backward compatible",
+              "no public function, class or module removed and no required parameter added",
+              lazy_re(r"\bbackwards?[- ]compatib(?:le|ility)\b|\bno\s+breaking\s+changes?\b|\bnon[- ]breaking\b"
+                         r"|\b(?:fully|remains?|stays?)\s+compatible\b|\b(?:public\s+)?api\s+(?:is\s+)?(?:unchanged|preserved)\b"
+                         r"|\b(?:does\s+not|doesn't)\s+break\s+(?:any(?:thing)?|the\s+api|compatibility"
+                         r"|existing\s+\w+)\b", _F),
+              ("breaks", "break", "breaking", "drop", "drops", "dropped", "removes")),
+    ClaimKind("no_side_effects", "SEN610", "no side effects",
+              "no I/O, process, network, global or environment mutation in the added or modified functions",
+              lazy_re(r"\bno\s+side[- ]effects?\b|\bside[- ]effect[- ]free\b|\bwithout\s+(?:any\s+)?side[- ]effects?\b"
+                         r"|\b(?:is|are|now|remains?)\s+(?:a\s+)?pure(?:\s+functions?)?\b|\bpure\s+functions?\b", _F)),
+)
+
+KINDS_BY_KEY = {k.key: k for k in CLAIM_KINDS}
+# A kind's pattern is compiled and run only when one of these appears in the (lowercased) message.
+_KEYWORDS = {
+    "tests_pass": ("pass", "green", "succeed"), "tests_added": ("test",), "tested": ("tested",),
+    "coverage": ("cover",), "production_ready": ("production", "prod", "battle", "ready"),
+    "robust": ("robust", "handl"), "fixed": ("fix", "close", "resolv"),
+    "done": ("done", "complete", "finish", "todo", "fixme", "placeholder", "stub", "nothing"),
+    "refactored": ("refactor",),
+    "behaviour_unchanged": ("behavio", "functional", "logic", "visible", "semantic", "runtime", "refactor", "nfc",
+                            "cosmetic"),
+    "performance": ("fast", "speed", "optimi", "performance", "latency", "throughput", "memory", "cpu", "allocation",
+                    "run", "overhead", "efficient", "halve"),
+    "secure": ("secur", "harden", "vulnerab", "injection", "xss", "csrf", "ssrf", "rce", "traversal", "cve",
+               "sanitiz"),
+    "thread_safe": ("thread", "concurren", "race"), "backward_compatible": ("compat", "breaking", "api", "break"),
+    "no_side_effects": ("side", "pure"),
+}
+
+# Words that, in the claim's clause before it, negate, hedge or defer it. Matched as words (a set lookup,
+# not a regex: this runs in a fresh hook process where compiling a large alternation costs milliseconds).
+_NEGATOR_WORDS = frozenset("""
+not no never nor without hardly barely cannot can't won't isn't aren't wasn't weren't don't doesn't didn't
+haven't hasn't shouldn't wouldn't couldn't will would should could might may must once until unless if when
+whenever whether before after hope hopefully assuming todo tbd wip pending claim claims allegedly supposedly
+except
+""".split())
+_NEGATOR_PHRASES = ("yet to", "to be", "need to", "needs to", "want to", "try to", "trying to", "expect to",
+                    "expected to", "supposed to", "going to", "aim to", "aims to", "aiming to", "check that",
+                    "check whether", "check if", "verify that", "verify whether", "verify if")
+_WORD_EDGE = ".,;:!?()[]\"'`*_"
+_CLAUSE_BREAK = lazy_re(r"[.!?;:,()\[\]\n]|\b(?:but|although|though|however|and|so|because|while)\b", re.I)
+_CHECKLIST = lazy_re(r"^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$")
+_HEADING_NEGATIVE = lazy_re(r"^\s*#{1,6}\s*(?:known\s+issues|limitations|todo|not\s+done|open\s+questions|"
+                               r"what'?s\s+missing|remaining|follow[- ]ups?)\b", re.I)
+_HEADING = lazy_re(r"^\s*#{1,6}\s+\S")
+
+
+@dataclass(slots=True)
+class Claim:
+    kind: ClaimKind
+    text: str  # the matched words
+    line: int  # 1-based line in the message
+    sentence: str  # the line it is on, stripped
+
+
+@dataclass(slots=True)
+class ChecklistItem:
+    ticked: bool
+    text: str
+    line: int
+
+
+def _negated(before: str, kind: ClaimKind) -> bool:
+    # Only the clause that holds the claim counts: "Tests were slow, but all tests pass" is a claim.
+    cut = 0
+    for m in _CLAUSE_BREAK.finditer(before):
+        cut = m.end()
+    words = [w.strip(_WORD_EDGE).lower().replace("\u2019", "'") for w in before[cut:].split()][-6:]
+    if any(w in _NEGATOR_WORDS or w.endswith("n't") for w in words):
+        return True
+    scope = " " + " ".join(words) + " "
+    if any(f" {p} " in scope for p in _NEGATOR_PHRASES) or before.lower().endswith(("non-", "not-", "un-")):
+        return True
+    if kind.extra_negators:
+        lowered = [w.lower().strip(",") for w in words[-4:]]
+        return any(w in kind.extra_negators for w in lowered)
+    return False
+
+
+def _question(after: str) -> bool:
+    end = re.search(r"[.!?\n]", after)
+    return bool(end and end.group(0) == "?")
+
+
+def extract(message: str | None) -> tuple[list[Claim], list[ChecklistItem]]:
+    """Claims in a message and its checklist items. Checklist lines are not free-text claims."""
+    if not message:
+        return [], []
+    masked = mask_message(message)
+    lines = masked.split("\n")
+    original = message.replace("\r\n", "\n").split("\n")
+    checklist: list[ChecklistItem] = []
+    prose_lines: list[str] = []
+    skip_section = False
+    for i, line in enumerate(lines):
+        m = _CHECKLIST.match(line) if "[" in line else None
+        if m:
+            own = _CHECKLIST.match(original[i]) if i < len(original) else None
+            text = own.group(2) if own else m.group(2)
+            checklist.append(ChecklistItem(m.group(1) in "xX", text.strip(), i + 1))
+            prose_lines.append(" " * len(line))
+            continue
+        if "#" in line and _HEADING.match(line):
+            skip_section = bool(_HEADING_NEGATIVE.match(line))
+        prose_lines.append(" " * len(line) if skip_section else line)
+    prose = "\n".join(prose_lines)
+    claims: list[Claim] = []
+    seen: set[tuple[str, int]] = set()
+    lowered = prose.lower()
+    for kind in CLAIM_KINDS:
+        if not any(word in lowered for word in _KEYWORDS[kind.key]):
+            continue
+        for m in kind.pattern.finditer(prose):
+            line = line_of(prose, m.start())
+            line_start = prose.rfind("\n", 0, m.start()) + 1
+            before = prose[line_start:m.start()]
+            if _negated(before, kind) or _question(prose[m.end():]):
+                continue
+            if (kind.key, line) in seen:
+                continue
+            seen.add((kind.key, line))
+            sentence = original[line - 1].strip() if line - 1 < len(original) else m.group(0)
+            claims.append(Claim(kind, m.group(0).strip(), line, sentence))
+    claims.sort(key=lambda c: (c.line, c.kind.code))
+    return claims, checklist
