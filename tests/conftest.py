@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,27 @@ class GitRepo:
 @pytest.fixture
 def repo(tmp_path) -> GitRepo:
     return GitRepo(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory):
+    """One pre-commit home for the session: the hook environment (`pip install .`) is built once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture(scope="session")
+def project_snapshot(tmp_path_factory):
+    """The project as it is on disk (untracked files too) committed to a throwaway repo: `try-repo`
+    only picks up changes to tracked files."""
+    dest = tmp_path_factory.mktemp("project") / "sentinel"
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=PROJECT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = PROJECT / rel
+        if src.is_file() and not rel.startswith("tests/"):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    snap = GitRepo(dest)
+    snap.git("add", "-A")
+    snap.commit("snapshot")
+    return dest

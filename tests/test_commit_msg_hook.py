@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import PROJECT, GitRepo
+from tests.conftest import GitRepo
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 SRC = "def add(a, b):\n    return a + b\n"
@@ -97,29 +97,6 @@ def test_missing_message_file_is_an_error(staged):
 
 
 # --- the real pre-commit ---------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory):
-    return tmp_path_factory.mktemp("pre-commit-home-msg")
-
-
-@pytest.fixture(scope="module")
-def project_snapshot(tmp_path_factory):
-    """The project as it is on disk (untracked files too) committed to a throwaway repo: `try-repo` only
-    picks up changes to tracked files."""
-    dest = tmp_path_factory.mktemp("project") / "sentinel"
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=PROJECT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for rel in filter(None, listed):
-        src = PROJECT / rel
-        if src.is_file() and not rel.startswith("tests/"):
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    snap = GitRepo(dest)
-    snap.git("add", "-A")
-    snap.commit("snapshot")
-    return dest
-
 
 def _env(home) -> dict:
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}

@@ -9,15 +9,9 @@ import sys
 
 import pytest
 
-from tests.conftest import PROJECT, GitRepo
+from tests.conftest import GitRepo
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
-
-
-@pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory):
-    # One hook environment for the module: pre-commit installs our project with plain `pip install .`.
-    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 def _env(home) -> dict:
@@ -27,8 +21,8 @@ def _env(home) -> dict:
     return env
 
 
-def _try_repo(repo: GitRepo, home, *extra: str, hook: str = "sentinel"):
-    return subprocess.run([*PRE_COMMIT, "try-repo", str(PROJECT), hook, "--verbose", *extra], cwd=repo.path,
+def _try_repo(repo: GitRepo, home, project, *extra: str, hook: str = "sentinel"):
+    return subprocess.run([*PRE_COMMIT, "try-repo", str(project), hook, "--verbose", *extra], cwd=repo.path,
                           capture_output=True, text=True, env=_env(home), timeout=900)
 
 
@@ -42,31 +36,31 @@ def clean_repo(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is required")
-def test_clean_change_passes_and_bare_except_in_new_file_is_blocked(clean_repo, pre_commit_home):
+def test_clean_change_passes_and_bare_except_in_new_file_is_blocked(clean_repo, pre_commit_home, project_snapshot):
     clean_repo.write("app.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
     clean_repo.add("app.py")
-    ok = _try_repo(clean_repo, pre_commit_home)
+    ok = _try_repo(clean_repo, pre_commit_home, project_snapshot)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "Passed" in ok.stdout
 
     clean_repo.write("new_module.py", "def load():\n    try:\n        return open('x').read()\n    except:\n        pass\n")
     clean_repo.add("new_module.py")
-    blocked = _try_repo(clean_repo, pre_commit_home)
+    blocked = _try_repo(clean_repo, pre_commit_home, project_snapshot)
     assert blocked.returncode == 1, blocked.stdout + blocked.stderr
     assert "Failed" in blocked.stdout and "SEN301" in blocked.stdout and "new_module.py" in blocked.stdout
 
 
-def test_pre_push_checks_the_pushed_range(clean_repo, pre_commit_home):
+def test_pre_push_checks_the_pushed_range(clean_repo, pre_commit_home, project_snapshot):
     base = clean_repo.git("rev-parse", "HEAD").strip()
     clean_repo.write("pushed.py", "def run(cmd):\n    return eval(cmd)\n")
     clean_repo.add("pushed.py")
     head = clean_repo.commit("add runner")
-    out = _try_repo(clean_repo, pre_commit_home, "--hook-stage", "pre-push", "--from-ref", base, "--to-ref", head)
+    out = _try_repo(clean_repo, pre_commit_home, project_snapshot, "--hook-stage", "pre-push", "--from-ref", base, "--to-ref", head)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "SEN303" in out.stdout and "pushed.py" in out.stdout
     # the same range without the problem passes
     clean_repo.write("pushed.py", "import ast\n\n\ndef run(cmd):\n    return ast.literal_eval(cmd)\n")
     clean_repo.add("pushed.py")
     head2 = clean_repo.commit("safer")
-    ok = _try_repo(clean_repo, pre_commit_home, "--hook-stage", "pre-push", "--from-ref", head, "--to-ref", head2)
+    ok = _try_repo(clean_repo, pre_commit_home, project_snapshot, "--hook-stage", "pre-push", "--from-ref", head, "--to-ref", head2)
     assert ok.returncode == 0, ok.stdout + ok.stderr

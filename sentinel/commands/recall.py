@@ -55,5 +55,5 @@ def cmd_recall(args) -> int:
         print(f"({hits.note})")
     for r in rows:
         print(f"\n{r['id']}  ({r['score']:.2f})\n  {r['problem_summary']}\n  fix: {r['fix']}")
-    print(f"\nbrowse one: sentinel memory show ID")
+    print("\nbrowse one: sentinel memory show ID")
     return 0
