@@ -1,0 +1,487 @@
+"""placeholder: unfinished work presented as finished — markers, stubs, not-implemented bodies.
+
+Markers and stub comments are looked for in *comments only* (the lexer's view): a string
+``'TODO'``, a class ``Todo`` or a docstring saying "Loading..." are not unfinished work.
+Stub bodies and ``raise NotImplementedError`` are judged on the Python AST, with the
+idioms that legitimately look like stubs left alone: abstract methods, ``Protocol`` and
+``ABC`` classes, ``@overload`` signatures, ``.pyi`` stubs, no-op overrides and hooks, and
+any stub whose author explained it in a comment.
+
+Decisions, documented so they can be relied on:
+
+* SEN401 markers are case-sensitive words (``TODO``, not ``todo``), plural included
+  (``TODOs``); a marker glued to a hyphen or a file extension (``XXX-XXX``, ``TODO.md``) is
+  not one. ``placeholder.allowed-form`` (default ``TODO(#123)``, ``FIXME(PROJ-12)``) names
+  tracked work and is allowed; a line carrying a marker is not also reported as SEN404.
+* SEN402 is exempt in methods decorated ``@abstractmethod`` (or abstractproperty...),
+  ``@overload`` or ``@singledispatch``, in methods of classes that are abstract by
+  declaration (bases ``ABC``/``Protocol``, ``metaclass=ABCMeta``), by name (``Base*``,
+  ``Abstract*``, ``*Base``, ``*Interface``, ``*Mixin``) or by use (subclassed in the same
+  file): "subclasses must override this" is what the error means there. A raise whose
+  message names the design ("must be implemented by subclasses", "unsupported on this
+  system") is a deliberate refusal, and so is one with any message inside ``if``/``except``/
+  ``match`` (an unsupported case, not missing code); a bare one there is still flagged.
+* SEN403 (a body of only ``pass``/``...``, a docstring allowed) is exempt for the same
+  abstract idioms, plus: dunder methods (a protocol fixes their signature, so a no-op
+  ``__init__``/``__exit__`` is a choice), ``pass`` overrides in subclasses (the idiom for
+  silencing an inherited hook such as ``log_message``), functions defined under ``if``/
+  ``try``/``except`` (platform and import fallbacks), nested ``pass`` callbacks, no-op
+  names (``noop``, ``do_nothing``), test doubles (``Fake*``, ``Null*``, ``*Stub``...), and
+  any stub with a comment in its body or on its lines that explains it (a comment that is
+  itself a marker or a stub comment explains nothing).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache, lru_cache
+
+from sentinel.checks.base import FileContext
+from sentinel.checks.style import any_word
+from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
+from sentinel.models import Finding, Severity
+from sentinel.rules import Rule
+
+CHECK = "placeholder"
+
+SEN401 = Rule(
+    "SEN401", "todo-marker", CHECK, Severity.ERROR,
+    summary="A TODO/FIXME/HACK/XXX marker in a comment of an added line (not in the allowed tracked form).",
+    rationale="A marker is a confession that the change is unfinished; untracked, it is forgotten the moment "
+              "the change merges. Work that must wait belongs in the tracker, referenced as TODO(#123).",
+    example="def load(path):\n    # TODO: handle errors\n    return open(path).read()\n",
+    counter_example="def load(path):\n    # TODO(#123): retry on transient errors\n    return open(path).read()\n",
+    hint="Finish the work now, or reference the ticket that tracks it: TODO(#123).",
+)
+SEN402 = Rule(
+    "SEN402", "not-implemented", CHECK, Severity.ERROR,
+    summary="`raise NotImplementedError` (or todo!(), throw new Error('not implemented')...) in code "
+            "that is not an abstract method or interface.",
+    rationale="Code that raises 'not implemented' passes review and the type checker, then fails at runtime "
+              "on the first real call.",
+    example="def export(report):\n    raise NotImplementedError\n",
+    counter_example="from abc import ABC, abstractmethod\n\n\nclass Exporter(ABC):\n    @abstractmethod\n"
+                    "    def export(self, report):\n        raise NotImplementedError\n",
+    hint="Implement it, or make it an @abstractmethod of an ABC if subclasses must provide it.",
+)
+SEN403 = Rule(
+    "SEN403", "stub-body", CHECK, Severity.ERROR,
+    summary="A function whose body is only `pass` or `...` (after an optional docstring).",
+    rationale="A stub body silently does nothing and returns None: callers and tests that do not check the "
+              "result keep passing while the feature is missing.",
+    example="def send_invoice(customer):\n    pass\n",
+    counter_example="def send_invoice(customer):\n    mailer.send(customer.email, render_invoice(customer))\n",
+    hint="Implement the body; if doing nothing is intended, say why in a comment on the `pass` line.",
+)
+SEN404 = Rule(
+    "SEN404", "stub-comment", CHECK, Severity.WARNING,
+    summary="A comment announcing a placeholder: '# stub', '# placeholder', '# implement me', "
+            "'# your code here', '# not implemented', '# fill in', '# dummy implementation'...",
+    rationale="These comments mark code written to be replaced; merged, they ship a fake implementation "
+              "that looks real to every caller.",
+    example="def rate(user):\n    return 0.5  # placeholder\n",
+    counter_example="def rate(user):\n    # Implementation details below: a flat rate until pricing ships.\n"
+                    "    return 0.5\n",
+    hint="Replace the placeholder with the real implementation, or track the work: TODO(#123).",
+)
+RULES: tuple[Rule, ...] = (SEN401, SEN402, SEN403, SEN404)
+
+# Languages whose comments the lexer can find; anything else has no comments we could trust.
+_COMMENTED = HASH_COMMENT | SLASH_COMMENT | {"sql"}
+
+# Cheap gate: every phrase of _STUB_COMMENT_SOURCE (written with single spaces) contains one of
+# these lowercase substrings; the file is lexed for its comments only when one occurs.
+_STUB_WORDS = ("stub", "placeholder", "dummy", "temp impl", "temporary impl", "implement me", "implement later",
+               "implementation goes", "implementation comes", "implementation here", "code here", "code goes here",
+               "logic here", "logic goes here", "not implemented", "not yet implemented", "unimplemented", "fill in",
+               "fill this in", "fill me in", "fill it in")
+# Comment bodies (marker and surrounding punctuation stripped) that announce a placeholder.
+# Long case-insensitive patterns cost milliseconds to compile: they are compiled on first use.
+_STUB_COMMENT_SOURCE = r"""
+    ^(?:this\s+is\s+)?(?:(?:a|an|just\s+a)\s+)?(?:stub(?:bed)?(?:\s+out)?|placeholder)
+        (?:\s+(?:implementation|impl|body|code|logic|function|method|version|value|return|result|response))?
+        (?:\s*[-:,(]?\s*(?:for\s+now|only|until\s+\w.*|to\s+be\s+\w+.*|replace\s.*|implement\s.*))?\W*$
+  | ^(?:(?:a|an|just\s+a|this\s+is\s+(?:a|just\s+a)?)\s*)?(?:stub|placeholder|dummy|temporary|temp)
+        \s+(?:implementation|impl)\b
+  | \b(?:stub|placeholder)\s+body\b
+  | \bimplement\s+(?:me|later)\b
+  | \bimplementation\s+(?:goes|comes)\s+here\b
+  | \b(?:your|actual|real)\s+(?:code|implementation|logic)\s+(?:goes\s+)?here\b
+  | \b(?:add|put|insert|write)\s+(?:your\s+|the\s+|real\s+|actual\s+)?(?:code|implementation|logic)\s+here\b
+  | ^(?:not\s+(?:yet\s+)?implemented|unimplemented)(?:\s+(?:yet|for\s+now|here))?\W*$
+  | ^fill\s+(?:this\s+|me\s+|it\s+)?in(?:\s+(?:later|here|the\s+blanks|the\s+details|the\s+implementation
+        |the\s+logic))?\W*$
+"""
+_COMMENT_OPEN = re.compile(r"^\s*(?:#+!?|//+!?|/\*+!?|\*+(?!/)|--+|;+)?\s*")
+_COMMENT_CLOSE = re.compile(r"\s*\*+/\s*$")
+
+_AST_GATE = ("NotImplemented", "pass", "...")
+_ABSTRACT_DECORATORS = frozenset({"abstractmethod", "abstractproperty", "abstractclassmethod",
+                                  "abstractstaticmethod", "overload"})
+_DISPATCH_DECORATORS = frozenset({"singledispatch", "singledispatchmethod"})
+_ABSTRACT_BASES = frozenset({"ABC", "Protocol", "ABCMeta"})
+_ABSTRACT_NAME = re.compile(r"^_?(?:Base|Abstract)[A-Z_]|^_?Abstract|(?:Base|Interface|Mixin|ABC)$")
+_DOUBLE_NAME = re.compile(r"^_?(?:Fake|Dummy|Stub|Mock|Null|Noop|NoOp|Nop)(?=[A-Z0-9_]|$)"
+                          r"|[a-z0-9](?:Fake|Dummy|Stub|Mock|Noop|NoOp)$")
+_NOOP_NAME = re.compile(r"(?:^|_)(?:noop|no_op|nop|do_nothing|nothing|ignore|ignored|dummy|null)(?:_|$)", re.I)
+# A message that names the design ("subclasses must override", "unsupported on this
+# platform") documents a deliberate refusal, not missing code.
+_DELIBERATE = re.compile(r"subclass|overrid|abstract|derived class|must be implemented by|not supported|unsupported"
+                         r"|does(?: not|n't) support|is undefined|not available", re.IGNORECASE)
+_CONDITIONAL = (ast.If, ast.ExceptHandler, ast.For, ast.AsyncFor, ast.While, ast.match_case)
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FALLBACK_BLOCKS = tuple(t for t in (ast.If, ast.Try, getattr(ast, "TryStar", None), ast.ExceptHandler) if t)
+
+# Other languages' spelling of "not implemented", matched on the raw line and confirmed
+# to start in code (not in a comment or string) through the lexer's code view. A cheap
+# case-sensitive gate per language decides whether the full pattern is needed at all.
+_THROW = (r"""\bthrow\s+new\s+(?:NotImplementedException\s*\(|NotImplementedError\s*\(|
+        (?:Error|UnsupportedOperationException|RuntimeException|IllegalStateException|Exception)\s*\(\s*["'`]
+        (?:(?:method|function|feature)\s+)?(?:is\s+)?(?:not\s+(?:yet\s+)?implemented|unimplemented)\b)""",
+          re.IGNORECASE | re.VERBOSE, ("throw",))
+_NOT_IMPL_SOURCES = {
+    "rust": ((r"\b(?:todo|unimplemented)!\s*[(\[{]", 0, ("todo!", "unimplemented!")),),
+    "kotlin": ((r"\bTODO\s*\(", 0, ("TODO",)), _THROW),
+    "go": ((r"""\bpanic\(\s*["`](?:not\s+(?:yet\s+)?implemented|unimplemented|todo)\b""", re.IGNORECASE,
+            ("panic(",)),),
+    **{lang: (_THROW,) for lang in ("javascript", "typescript", "java", "csharp", "php", "scala")},
+}
+
+
+@cache
+def _compiled(source: str, flags: int) -> re.Pattern:
+    return re.compile(source, flags)
+
+
+def _stub_comment(comment: str) -> bool:
+    """Does this comment announce a placeholder?"""
+    lower = comment.lower()
+    if not any(w in lower for w in _STUB_WORDS):
+        return False
+    body = _comment_body(comment)
+    return bool(body) and _compiled(_STUB_COMMENT_SOURCE, re.IGNORECASE | re.VERBOSE).search(body) is not None
+
+
+@lru_cache(maxsize=16)
+def _marker_patterns(markers: tuple[str, ...], allowed_form: str | None):
+    """(marker words, marker regex, allowed-form regex) for a config, compiled once."""
+    words = tuple(sorted((m for m in markers if m), key=len, reverse=True))
+    if not words:
+        return None, None, None
+    alternation = "|".join(re.escape(w) for w in words)
+    # Glued to a word, a hyphen or a dot it is a name or a format (XXX-XX-XXXX, 10.0.XXX.XXX, TODO.md).
+    marker = re.compile(rf"(?<![\w.-])(?:{alternation})s?(?![\w-]|\.\w)")
+    allowed = None
+    if allowed_form:
+        try:
+            allowed = re.compile(allowed_form)
+        except re.error as exc:
+            raise ValueError(f"placeholder.allowed-form is not a valid regular expression: {exc}") from None
+    return words, marker, allowed
+
+
+def check_file(ctx: FileContext) -> list[Finding]:
+    language = ctx.language
+    cfg = ctx.config.placeholder
+    if ctx.change.is_binary:
+        return []
+    if language in PROSE:
+        return _prose_markers(ctx) if cfg.scan_prose else []
+    if language not in _COMMENTED:
+        return []
+    out = _comments(ctx)
+    if language == "python":
+        if not ctx.path.endswith(".pyi") and any_word(ctx, _AST_GATE):
+            out.extend(_python_stubs(ctx))
+    else:
+        out.extend(_other_not_implemented(ctx))
+    return out
+
+
+# --- SEN401 / SEN404: comments ------------------------------------------------------------------------
+
+def _comments(ctx: FileContext) -> list[Finding]:
+    cfg = ctx.config.placeholder
+    words, marker, allowed = _marker_patterns(tuple(cfg.markers), cfg.allowed_form)
+    want_markers = words is not None and any_word(ctx, words)
+    if not want_markers and not any_word(ctx, _STUB_WORDS, fold=True):
+        return []
+    comments = ctx.lexed.comments
+    if not comments:
+        return []
+    out = []
+    for n, comment in sorted(comments.items()):
+        if not ctx.selected(n):
+            continue
+        if want_markers and any(w in comment for w in words):
+            hits = _marker_hits(comment, marker, allowed)
+            if hits is not None:  # the line carries a marker: tracked or reported, it is not also SEN404
+                for start, word in hits:
+                    column = _column(ctx.line(n), comment, start)
+                    out.append(ctx.finding(SEN401, n, f"{word} marker: {_excerpt(comment)}", column=column))
+                continue
+        if _stub_comment(comment):
+            out.append(ctx.finding(SEN404, n, f"placeholder comment: {_excerpt(comment)}",
+                                   column=_column(ctx.line(n), comment, 0)))
+    return out
+
+
+def _marker_hits(text: str, marker: re.Pattern, allowed: re.Pattern | None) -> list[tuple[int, str]] | None:
+    """Untracked markers in a text as (offset, word); None when it carries no marker at all."""
+    found = list(marker.finditer(text))
+    if not found:
+        return None
+    spans = [m.span() for m in allowed.finditer(text)] if allowed is not None else []
+    return [(m.start(), m.group().rstrip("s")) for m in found
+            if not any(a <= m.start() < b for a, b in spans)]
+
+
+def _comment_body(comment: str) -> str:
+    return _COMMENT_CLOSE.sub("", _COMMENT_OPEN.sub("", comment, count=1)).strip()
+
+
+def _excerpt(comment: str, limit: int = 80) -> str:
+    text = " ".join(comment.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _column(line: str, comment: str, offset: int) -> int:
+    at = line.find(comment)
+    return max(at, 0) + offset + 1
+
+
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+
+def _prose_markers(ctx: FileContext) -> list[Finding]:
+    cfg = ctx.config.placeholder
+    words, marker, allowed = _marker_patterns(tuple(cfg.markers), cfg.allowed_form)
+    if words is None or not any_word(ctx, words):
+        return []
+    out = []
+    for n in ctx.selected_lines():
+        line = ctx.line(n)
+        if not any(w in line for w in words):
+            continue
+        # Markers quoted as `code` are being talked about, not left behind.
+        text = _INLINE_CODE.sub(lambda m: " " * len(m.group()), line)
+        for start, word in _marker_hits(text, marker, allowed) or ():
+            out.append(ctx.finding(SEN401, n, f"{word} marker: {_excerpt(line.strip())}", column=start + 1))
+    return out
+
+
+# --- SEN402 / SEN403: Python ----------------------------------------------------------------------------
+
+def _python_stubs(ctx: FileContext) -> list[Finding]:
+    tree = ctx.tree
+    if tree is None:
+        return []
+    raises, funcs, subclassed = _collect(tree, ctx.selected)
+    out: list[Finding] = []
+    for node, outer in raises:
+        finding = _not_implemented(ctx, node, outer, subclassed)
+        if finding is not None:
+            out.append(finding)
+    for func, outer in funcs:
+        finding = _stub_body(ctx, func, outer, subclassed)
+        if finding is not None:
+            out.append(finding)
+    return out
+
+
+# The blocks of each compound statement. Only statements are visited: expressions, most
+# of a tree's nodes, cannot hold a function definition or a raise, so this walk costs a
+# fraction of ``ast.walk``.
+_BLOCKS: dict[type, tuple[str, ...]] = {
+    ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
+    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ExceptHandler: ("body",),
+    ast.Match: ("cases",), ast.match_case: ("body",),
+}
+if hasattr(ast, "TryStar"):
+    _BLOCKS[ast.TryStar] = _BLOCKS[ast.Try]
+
+
+def _collect(tree: ast.AST, selected) -> tuple[list, list, set[str]]:
+    """Selected raises and all functions, each with the blocks around it (outermost first),
+    and the names every class of the file derives from."""
+    raises: list[tuple[ast.Raise, tuple]] = []
+    funcs: list[tuple[ast.AST, tuple]] = []
+    subclassed: set[str] = set()
+    stack = [(child, ()) for child in reversed(getattr(tree, "body", ()))]
+    pop, push = stack.pop, stack.extend
+    blocks = _BLOCKS
+    while stack:
+        node, outer = pop()
+        kind = type(node)
+        if kind is ast.Raise:
+            if selected(node.lineno):
+                raises.append((node, outer))
+            continue
+        fields = blocks.get(kind)
+        if fields is None:
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            funcs.append((node, outer))
+        elif kind is ast.ClassDef:
+            subclassed.update(name for name in map(_dotted_tail, node.bases) if name)
+        inner = outer + (node,)
+        for name in fields:
+            children = getattr(node, name)
+            if children:
+                push([(child, inner) for child in reversed(children)])
+    return raises, funcs, subclassed
+
+
+def _abstract_class(cls: ast.ClassDef, subclassed: set[str]) -> bool:
+    """Abstract by declaration (ABC, Protocol, ABCMeta), by name (Base*, *Mixin...) or by use (subclassed here)."""
+    if any(_dotted_tail(b) in _ABSTRACT_BASES for b in cls.bases):
+        return True
+    if any(k.arg == "metaclass" and _dotted_tail(k.value) == "ABCMeta" for k in cls.keywords):
+        return True
+    return bool(_ABSTRACT_NAME.search(cls.name)) or cls.name in subclassed
+
+
+def _dotted_tail(node: ast.AST) -> str | None:
+    """The last name of `x`, `a.b.x`, `x[...]` or `x(...)`."""
+    while isinstance(node, (ast.Subscript, ast.Call)):
+        node = node.value if isinstance(node, ast.Subscript) else node.func
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _decorators(func) -> set[str]:
+    return {name for name in map(_dotted_tail, func.decorator_list) if name}
+
+
+def _abstract_function(func, parent, subclassed: set[str]) -> bool:
+    if _decorators(func) & _ABSTRACT_DECORATORS:
+        return True
+    return isinstance(parent, ast.ClassDef) and _abstract_class(parent, subclassed)
+
+
+def _not_implemented(ctx: FileContext, node: ast.Raise, outer: tuple, subclassed: set[str]) -> Finding | None:
+    exc = node.exc
+    name = _dotted_tail(exc) if exc is not None else None
+    if name not in ("NotImplementedError", "NotImplemented"):
+        return None
+    # The innermost function around the raise (a class body in between means there is none).
+    at = len(outer) - 1
+    while at >= 0 and not isinstance(outer[at], (*_FUNCS, ast.ClassDef)):
+        at -= 1
+    func = outer[at] if at >= 0 and isinstance(outer[at], _FUNCS) else None
+    if func is not None:
+        parent = outer[at - 1] if at > 0 else None
+        if _abstract_function(func, parent, subclassed) or _decorators(func) & _DISPATCH_DECORATORS:
+            return None
+    message = _message(exc)
+    if message is not None and (_DELIBERATE.search(message)
+                                or any(isinstance(b, _CONDITIONAL) for b in outer[at + 1:])):
+        return None
+    where = f"{func.name}()" if func is not None else "module level"
+    return ctx.finding(SEN402, node.lineno, f"raise {name} in {where}", column=node.col_offset + 1)
+
+
+def _message(exc: ast.AST) -> str | None:
+    """The exception's message: its literal text ("" for a computed one), None when it has none."""
+    if not isinstance(exc, ast.Call) or not (exc.args or exc.keywords):
+        return None
+    first = exc.args[0] if exc.args else None
+    if isinstance(first, ast.Constant):
+        return str(first.value) if first.value else None
+    if isinstance(first, ast.JoinedStr):
+        return "".join(str(v.value) for v in first.values if isinstance(v, ast.Constant))
+    return ""
+
+
+def _stub_statement(stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, ast.Pass):
+        return "pass"
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis:
+        return "..."
+    return None
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _stub_body(ctx: FileContext, func, outer: tuple, subclassed: set[str]) -> Finding | None:
+    body = func.body
+    stmts = body[1:] if _is_docstring(body[0]) else body
+    if not stmts:
+        return None  # a docstring alone documents a deliberate no-op
+    kinds = {_stub_statement(s) for s in stmts}
+    if None in kinds:
+        return None
+    stub = stmts[-1]
+    if not ctx.selected(stub.lineno):
+        return None
+    kind = "pass" if kinds == {"pass"} else "..."
+    name = func.name
+    if name.startswith("__") and name.endswith("__") or _NOOP_NAME.search(name):
+        return None
+    parent = outer[-1] if outer else None
+    if _abstract_function(func, parent, subclassed):
+        return None
+    if isinstance(parent, _FALLBACK_BLOCKS):
+        return None  # a platform or import fallback
+    if isinstance(parent, _FUNCS) and kind == "pass":
+        return None  # a local no-op callback
+    if isinstance(parent, ast.ClassDef):
+        if _DOUBLE_NAME.search(parent.name):
+            return None
+        if kind == "pass" and any(_dotted_tail(b) not in (None, "object") for b in parent.bases):
+            return None  # a no-op override silencing an inherited hook
+    if _explained(ctx, func.lineno, max(func.end_lineno or stub.lineno, stub.lineno)):
+        return None
+    what = "method" if isinstance(parent, ast.ClassDef) else "function"
+    return ctx.finding(SEN403, stub.lineno, f"{what} {name}() has only a stub body ({kind})",
+                       column=stub.col_offset + 1)
+
+
+def _explained(ctx: FileContext, first: int, last: int) -> bool:
+    """Is there a comment on the function's lines that explains the stub (not a marker or stub comment)?"""
+    comments = ctx.lexed.comments
+    cfg = ctx.config.placeholder
+    _, marker, _ = _marker_patterns(tuple(cfg.markers), cfg.allowed_form)
+    for n in range(first, last + 1):
+        comment = comments.get(n)
+        if comment is None:
+            continue
+        body = _comment_body(comment)
+        if not body:
+            continue
+        if marker is not None and marker.search(comment):
+            continue
+        if _stub_comment(comment):
+            continue
+        return True
+    return False
+
+
+# --- SEN402 in other languages -----------------------------------------------------------------------------
+
+def _other_not_implemented(ctx: FileContext) -> list[Finding]:
+    sources = _NOT_IMPL_SOURCES.get(ctx.language, ())
+    patterns = [_compiled(source, flags) for source, flags, gate in sources if any_word(ctx, gate)]
+    if not patterns:
+        return []
+    lexed = ctx.lexed
+    out = []
+    for n in ctx.selected_lines():
+        line = ctx.line(n)
+        code = lexed.code_line(n)
+        for p in patterns:
+            m = p.search(line)
+            # The match must start in code: the lexer keeps code columns where they were.
+            if m and code[m.start():m.start() + 3] == line[m.start():m.start() + 3]:
+                out.append(ctx.finding(SEN402, n, f"not-implemented placeholder: {_excerpt(m.group(), 60)}",
+                                       column=m.start() + 1))
+                break
+    return out
