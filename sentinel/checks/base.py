@@ -86,7 +86,10 @@ class FileContext:
         """Cheap gate before expensive work: does any line in scope match this regex?"""
         if self.mode in (FilterMode.FILE, FilterMode.NOFILTER):
             return pattern.search(self.text) is not None
-        return any(pattern.search(self.line(n)) for n in self.selected_lines())
+        if self.mode is FilterMode.ADDED:
+            # one search over the joined lines: a C-level scan instead of a Python loop per line
+            return pattern.search("\n".join(self.change.added.values())) is not None
+        return pattern.search("\n".join(self.line(n) for n in self.selected_lines())) is not None
 
     # --- lexical and syntactic views ----------------------------------------
     @property

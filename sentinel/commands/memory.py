@@ -1,0 +1,286 @@
+"""`sentinel memory ...`: search, show, stats, build-index, validate, import. Heavy imports stay in handlers."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from sentinel.errors import InputError
+
+DEFAULT_IMPORT_DIR = os.path.join(".sentinel", "cards")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("memory", help="experience memory: search and browse governed cards of past fixes")
+    msub = p.add_subparsers(dest="memory_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    def common(q, index=True):
+        q.add_argument("--config", metavar="PATH", help="config file (default: .sentinel.toml or [tool.sentinel])")
+        if index:
+            q.add_argument("--index", metavar="DIR", help="index directory (default: the project's build, else "
+                                                          "the index shipped with Sentinel)")
+
+    q = msub.add_parser("search", help="find cards whose symptoms match a description")
+    q.add_argument("query", help="symptoms, error text, what went wrong")
+    q.add_argument("-k", type=int, default=10, help="number of results (default 10)")
+    q.add_argument("--language", help="only cards of this language")
+    q.add_argument("--tag", help="only cards with this component, exception or rule tag")
+    q.add_argument("--rule", help="only cards linked to this Sentinel rule code")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+    common(q)
+    q.set_defaults(func=cmd_search)
+
+    q = msub.add_parser("show", help="the whole card: root cause, fix strategy, patch digest, verification")
+    q.add_argument("id")
+    q.add_argument("--json", action="store_true")
+    common(q)
+    q.set_defaults(func=cmd_show)
+
+    q = msub.add_parser("stats", help="cards by source, index model, build date, dims")
+    q.add_argument("--json", action="store_true")
+    common(q)
+    q.set_defaults(func=cmd_stats)
+
+    q = msub.add_parser("build-index", help="check the cards and build the search index")
+    q.add_argument("--cards", action="append", metavar="PATH",
+                   help="card file or directory (repeatable; default: memory/cards or the shipped cards)")
+    q.add_argument("--out", metavar="DIR", help="where to write the index (default: the package's index in a "
+                                                "Sentinel checkout, else <git-dir>/sentinel/memory-index)")
+    q.add_argument("--lexical-only", action="store_true", help="no vectors (BM25 only)")
+    q.add_argument("--check", action="store_true",
+                   help="do not write: exit 1 if the existing index is out of date with the cards")
+    common(q, index=False)
+    q.set_defaults(func=cmd_build)
+
+    q = msub.add_parser("validate", help="run the card checklist; exit 1 if any card is invalid")
+    q.add_argument("files", nargs="*", metavar="FILE", help="card files or directories (default: the corpus "
+                                                            "+ extra-cards)")
+    q.add_argument("--json", action="store_true")
+    common(q, index=False)
+    q.set_defaults(func=cmd_validate)
+
+    q = msub.add_parser("import", help="import cards (MemGovern release or JSONL) as governed JSONL")
+    q.add_argument("file")
+    q.add_argument("--format", choices=("memgovern", "jsonl"), help="default: by extension (.jsonl -> jsonl)")
+    q.add_argument("--into", metavar="DIR", default=None,
+                   help=f"directory for the governed JSONL (default: {DEFAULT_IMPORT_DIR} in the project)")
+    q.add_argument("--license", help="license of the imported material (recorded in provenance)")
+    q.add_argument("--governed-by", default="imported", help="who reviewed the import (quality.governed_by)")
+    q.add_argument("--json", action="store_true")
+    common(q, index=False)
+    q.set_defaults(func=cmd_import)
+
+
+def _root() -> str | None:
+    from sentinel import gitio
+    from sentinel.errors import GitError
+
+    try:
+        return gitio.repo_root()
+    except GitError:
+        return None
+
+
+def _config(args, root):
+    from sentinel.api import cache_dir_for
+    from sentinel.config import load_config
+
+    return load_config(root, getattr(args, "config", None), cache_dir=cache_dir_for(root))
+
+
+def _index(args, root):
+    from sentinel.memory.index import IndexMissing, load_index
+
+    try:
+        return load_index(getattr(args, "index", None), root=root)
+    except IndexMissing as exc:
+        raise InputError(str(exc)) from None
+
+
+def _print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def cmd_search(args) -> int:
+    from sentinel.memory.index import search
+
+    root = _root()
+    cfg = _config(args, root)
+    idx = _index(args, root)
+    results = search(args.query, k=args.k, language=args.language, tag=args.tag, rule=args.rule, config=cfg,
+                     index=idx)
+    if args.json:
+        _print_json({"query": args.query, **results.to_json()})
+        return 0
+    head = f"mode: {results.mode}" + (f" ({results.model})" if results.model else "")
+    print(head)
+    if results.note:
+        print(f"note: {results.note}")
+    if not results:
+        print("no matching card")
+    for n, hit in enumerate(results, 1):
+        print(f"{n:2d}. {hit.score:.3f}  {hit.id}  [{hit.language}]")
+        print(f"    {hit.problem_summary}")
+        print(f"    signals: {'; '.join(hit.top_signals)}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from sentinel.memory.index import show
+
+    root = _root()
+    card = show(args.id, index=_index(args, root))
+    if card is None:
+        print(f"sentinel: no card with id {args.id!r} (try: sentinel memory search ...)", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(card)
+        return 0
+    print(render_card(card))
+    return 0
+
+
+def render_card(card: dict) -> str:
+    tags = card.get("tags", {})
+    digest = card.get("patch_digest", {})
+    ver = card.get("verification", {})
+    prov = card.get("provenance", {})
+    lines = [card["id"], "=" * len(card["id"]), card.get("problem_summary", ""), ""]
+    lines.append(f"language: {tags.get('language', '')}   components: {', '.join(tags.get('components', []))}")
+    if tags.get("exceptions"):
+        lines.append(f"exceptions: {', '.join(tags['exceptions'])}")
+    if tags.get("rules"):
+        lines.append(f"rules: {', '.join(tags['rules'])}")
+    lines.append(f"signals: {'; '.join(card.get('signals', []))}")
+    lines += ["", "Root cause", "----------", card.get("root_cause", ""), "",
+              "Fix strategy", "------------", card.get("fix_strategy", ""), "", "Patch digest", "------------"]
+    for area in digest.get("areas", []):
+        lines.append(f"  area: {area}")
+    for chunk in digest.get("chunks", []):
+        lines.append(f"  - {chunk.get('what', '')}  (why: {chunk.get('why', '')})")
+    lines += ["", "Verification", "------------", f"  reproduction: {ver.get('reproduction', '')}"]
+    lines += [f"  test: {t}" for t in ver.get("tests_added", [])]
+    lines += [f"  edge case: {e}" for e in ver.get("edge_cases", [])]
+    src = prov.get("source", "")
+    where = " ".join(x for x in (prov.get("repository"), prov.get("commit", "")[:12], prov.get("license")) if x)
+    lines += ["", f"provenance: {src} {where}".rstrip()]
+    lines += [f"  reference: {r}" for r in prov.get("references", [])]
+    return "\n".join(lines)
+
+
+def cmd_stats(args) -> int:
+    from sentinel.memory.index import stats
+
+    root = _root()
+    data = stats(index=_index(args, root))
+    if args.json:
+        _print_json(data)
+        return 0
+    by_source = ", ".join(f"{k}: {v}" for k, v in data["by_source"].items()) or "none"
+    print(f"index: {data['path']}")
+    print(f"cards: {data['count']} ({by_source})")
+    print(f"languages: {', '.join(f'{k}: {v}' for k, v in data['by_language'].items()) or 'none'}")
+    print(f"model: {data['model'] or 'none (lexical only)'}" + (f", {data['dim']} dims" if data["dim"] else ""))
+    print(f"built: {data['built_at']}")
+    print(f"vocabulary: {data['vocab_size']} terms")
+    return 0
+
+
+def cmd_build(args) -> int:
+    root = _root()
+    cfg = _config(args, root)
+    if args.check:
+        return _build_check(args, cfg, root)
+    from sentinel.memory.index import build
+
+    report = build(cfg, root=root, cards=args.cards, out=args.out, lexical_only=args.lexical_only)
+    for where, card_id, problems in report.skipped:
+        print(f"skipped {where} {card_id or '(no id)'}: {'; '.join(problems)}", file=sys.stderr)
+    if report.note:
+        print(f"note: {report.note}", file=sys.stderr)
+    print(f"indexed {report.count} cards ({len(report.skipped)} invalid skipped) into {report.path} "
+          f"[{report.model or 'lexical only'}] in {report.seconds:.1f}s")
+    return 0
+
+
+def _build_check(args, cfg, root) -> int:
+    from sentinel.memory.corpus import corpus_files, load_entries
+    from sentinel.memory.index import IndexMissing, corpus_digest, load_index
+
+    entries = load_entries(corpus_files(cfg, root=root, cards=args.cards))
+    digest = corpus_digest([e.raw for e in entries if e.valid])
+    try:
+        idx = load_index(args.out, root=root)
+    except IndexMissing as exc:
+        print(f"sentinel: {exc}", file=sys.stderr)
+        return 1
+    if idx.meta.get("digest") != digest:
+        print(f"memory index at {idx.path} is out of date with the cards (run: sentinel memory build-index)")
+        return 1
+    print(f"memory index at {idx.path} is up to date ({idx.count} cards)")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from sentinel.memory.corpus import corpus_files, expand_paths, load_entries
+
+    root = _root()
+    if args.files:
+        files = expand_paths(args.files, root=os.getcwd())
+    else:
+        files = corpus_files(_config(args, root), root=root)
+    entries = load_entries(files)
+    invalid = [e for e in entries if not e.valid]
+    if args.json:
+        _print_json({"files": [str(f) for f in files], "cards": len(entries), "invalid": len(invalid),
+                     "problems": [{"where": e.where, "id": e.card_id, "problems": e.problems} for e in invalid]})
+    else:
+        for e in invalid:
+            for problem in e.problems:
+                print(f"{e.where}: {e.card_id or '(no id)'}: {problem}")
+        print(f"{len(entries)} cards in {len(files)} files, {len(invalid)} invalid")
+    return 1 if invalid else 0
+
+
+def cmd_import(args) -> int:
+    from pathlib import Path
+
+    from sentinel.memory.cards import check_corpus
+    from sentinel.memory.corpus import import_jsonl, import_memgovern, write_governed
+
+    src = Path(args.file)
+    if not src.is_file():
+        raise InputError(f"no such file: {src}")
+    fmt = args.format or ("jsonl" if src.suffix == ".jsonl" else "memgovern")
+    if fmt == "memgovern":
+        cards = import_memgovern(src, license=args.license, governed_by=args.governed_by)
+    else:
+        cards = import_jsonl(src)
+        if args.license:
+            for c in cards:
+                if isinstance(c, dict) and isinstance(c.get("provenance"), dict):
+                    c["provenance"].setdefault("license", args.license)
+    problems = check_corpus(cards)
+    good = [c for c, p in zip(cards, problems) if not p]
+    bad = [(c, p) for c, p in zip(cards, problems) if p]
+    root = _root()
+    into = Path(args.into) if args.into else Path(root or os.getcwd()) / DEFAULT_IMPORT_DIR
+    out = into / f"{src.stem}.jsonl"
+    if good:
+        write_governed(good, out)
+    if args.json:
+        _print_json({"written": len(good), "path": str(out) if good else None, "invalid": [
+            {"id": c.get("id") if isinstance(c, dict) else None, "problems": p} for c, p in bad]})
+    else:
+        for c, p in bad:
+            print(f"invalid {c.get('id') if isinstance(c, dict) else '?'}: {'; '.join(p)}", file=sys.stderr)
+        if good:
+            rel = os.path.relpath(into, root) if root else str(into)
+            print(f"wrote {len(good)} governed cards to {out}; {len(bad)} invalid skipped")
+            print(f'add to your config: [tool.sentinel.memory] extra-cards = ["{rel}"], then run: '
+                  "sentinel memory build-index")
+        else:
+            print(f"no valid card in {src}; {len(bad)} invalid")
+    return 1 if bad else 0

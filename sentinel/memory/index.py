@@ -1,0 +1,638 @@
+"""The experience-memory index: build it from governed cards, load it lazily, search and browse it.
+
+Layout of an index directory (all written by build_index; numpy arrays are loaded with mmap, so opening an
+index costs a few file reads, not a parse of the corpus):
+
+    meta.json            format, build date, embedder name and dims, counts, BM25 parameters, corpus digest
+    cards.jsonl          the cards themselves, one per line, in index order (browse reads single lines)
+    offsets.npy          int64 byte offset of each line of cards.jsonl, plus the end
+    ids.txt              card ids in index order (read only by show())
+    vectors.npy          float32 (n, dim) L2-normalised vectors of the default embedder (absent: lexical only),
+                         rotated onto the corpus's principal axes (rotation.npy; cosines are unchanged)
+    rotation.npy         float32 (dim, dim) orthonormal rotation applied to card and query vectors
+    head.npy             large corpora only: the first head_dims rotated dimensions, contiguous, for the coarse
+                         scan of approximate search (exact re-ranking of its best candidates uses vectors.npy)
+    vocab.txt            BM25 terms, line i = term i
+    post_indptr.npy      CSR over terms: postings of term i are [indptr[i], indptr[i+1])
+    post_docs.npy        int32 card rows
+    post_weights.npy     float32 precomputed BM25 weight of (term, card), idf included
+    lang.npy             uint16 language code per card (meta.languages)
+    facet_keys.txt       "tag:<lower>" / "rule:<CODE>" keys, CSR like the postings
+    facet_indptr.npy, facet_docs.npy
+
+Search (primitive 1) is hybrid: w_e * cosine + w_l * BM25, each min-max normalised over the candidate set (the
+union of the top candidates of either signal). Browse (primitive 2) returns a whole card.
+
+Cosine candidates are exact below APPROX_MIN_CARDS. Above it a coarse scan over the head dimensions (the
+principal axes carry most of the variance) keeps the best RERANK candidates, which are then scored exactly:
+about a fifth of the memory traffic of a full scan, with recall of the exact top results measured by
+benchmarks/memory_bench.py (search(..., exact=True) forces the full scan).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sentinel.memory.corpus import SHIPPED_INDEX_DIR
+from sentinel.memory.text import tokenize
+
+FORMAT = 1
+APPROX_MIN_CARDS = 30_000
+HEAD_DIMS = 48
+RERANK = 2000
+BM25_K1 = 1.2
+BM25_B = 0.75
+INDEX_ENV = "SENTINEL_MEMORY_INDEX"
+LOCAL_INDEX_NAME = "memory-index"
+
+
+class IndexMissing(Exception):
+    """No index where one was expected."""
+
+
+@dataclass
+class Preview:
+    """One search hit: enough to decide whether to browse the card."""
+
+    id: str
+    score: float
+    problem_summary: str
+    top_signals: list[str]
+    cosine: float | None = None
+    bm25: float = 0.0
+    language: str = ""
+    source: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class SearchResults(list):
+    """list[Preview] plus how it was produced: mode 'hybrid' or 'lexical', and a note when degraded."""
+
+    def __init__(self, items=(), mode: str = "hybrid", note: str | None = None, model: str | None = None,
+                 candidates: int = 0):
+        super().__init__(items)
+        self.mode = mode
+        self.note = note
+        self.model = model
+        self.candidates = candidates
+
+    def to_json(self) -> dict:
+        return {"mode": self.mode, "note": self.note, "model": self.model, "results": [p.to_json() for p in self]}
+
+
+@dataclass
+class BuildReport:
+    path: str
+    count: int
+    skipped: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (where, id, problems)
+    model: str | None = None
+    note: str | None = None
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Build
+
+def _canonical(card: dict) -> bytes:
+    return (json.dumps(card, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
+def corpus_digest(cards: list[dict]) -> str:
+    """sha256 of the cards' canonical JSON lines: the identity of an index's content."""
+    h = hashlib.sha256()
+    for card in cards:
+        h.update(_canonical(card))
+    return h.hexdigest()
+
+
+def _lexical_terms(card) -> list[str]:
+    return [t for text in card.lexical_fields() for t in tokenize(text)]
+
+
+def _csr(rows: dict[str, list[int]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    keys = sorted(rows)
+    indptr = np.zeros(len(keys) + 1, dtype=np.int64)
+    for i, k in enumerate(keys):
+        indptr[i + 1] = indptr[i] + len(rows[k])
+    docs = np.fromiter((d for k in keys for d in rows[k]), dtype=np.int32, count=int(indptr[-1]))
+    return keys, indptr, docs
+
+
+def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *, built_at: str | None = None,
+                sources: list[str] | None = None, batch: int = 4096, timings: dict | None = None) -> dict:
+    """Write an index of already-checked raw cards to out_dir (replaced atomically). Returns meta.
+
+    embedder None -> a lexical-only index. built_at defaults to SOURCE_DATE_EPOCH or now (UTC).
+    timings, when given, receives the seconds spent in each phase.
+    """
+    from sentinel.memory.cards import CHECKLIST_VERSION, parse_card
+
+    timings = {} if timings is None else timings
+    clock = time.perf_counter()
+
+    def lap(phase: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[phase] = timings.get(phase, 0.0) + now - clock
+        clock = now
+
+    out_dir = Path(out_dir)
+    typed = [parse_card(c) for c in cards]
+    lap("parse")
+    n = len(typed)
+    tmp = out_dir.with_name(f".{out_dir.name}.build-{os.getpid()}")
+    if tmp.exists():
+        _rmtree(tmp)
+    tmp.mkdir(parents=True)
+
+    # cards + offsets: canonical JSON (sorted keys) so identical corpora give identical bytes
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    digest = hashlib.sha256()
+    with open(tmp / "cards.jsonl", "wb") as fh:
+        for i, card in enumerate(cards):
+            line = _canonical(card)
+            fh.write(line)
+            digest.update(line)
+            offsets[i + 1] = offsets[i] + len(line)
+    np.save(tmp / "offsets.npy", offsets)
+    (tmp / "ids.txt").write_text("".join(f"{c.id}\n" for c in typed), encoding="utf-8")
+    lap("cards")
+
+    # BM25: document-frequency, lengths, then precomputed per-posting weights
+    postings: dict[str, list[int]] = {}
+    tfs: dict[str, list[int]] = {}
+    lengths = np.zeros(n, dtype=np.float64)
+    for row, card in enumerate(typed):
+        terms = _lexical_terms(card)
+        lengths[row] = len(terms)
+        for term, tf in Counter(terms).items():
+            postings.setdefault(term, []).append(row)
+            tfs.setdefault(term, []).append(tf)
+    avgdl = float(lengths.mean()) if n else 0.0
+    vocab = sorted(postings)
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    for i, term in enumerate(vocab):
+        indptr[i + 1] = indptr[i] + len(postings[term])
+    docs = np.empty(int(indptr[-1]), dtype=np.int32)
+    weights = np.empty(int(indptr[-1]), dtype=np.float32)
+    for i, term in enumerate(vocab):
+        rows = np.asarray(postings[term], dtype=np.int64)
+        tf = np.asarray(tfs[term], dtype=np.float64)
+        df = len(rows)
+        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths[rows] / (avgdl or 1.0))
+        docs[indptr[i]:indptr[i + 1]] = rows
+        weights[indptr[i]:indptr[i + 1]] = idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+    (tmp / "vocab.txt").write_text("".join(f"{t}\n" for t in vocab), encoding="utf-8")
+    np.save(tmp / "post_indptr.npy", indptr)
+    np.save(tmp / "post_docs.npy", docs)
+    np.save(tmp / "post_weights.npy", weights)
+    lap("bm25")
+
+    # filters
+    languages = sorted({c.tags.language.lower() for c in typed})
+    lang_code = {lang: i for i, lang in enumerate(languages)}
+    np.save(tmp / "lang.npy", np.fromiter((lang_code[c.tags.language.lower()] for c in typed), dtype=np.uint16,
+                                          count=n))
+    facets: dict[str, list[int]] = {}
+    for row, c in enumerate(typed):
+        keys = {f"tag:{t.lower()}" for t in (*c.tags.components, *c.tags.exceptions, *c.tags.rules)}
+        keys |= {f"rule:{r.upper()}" for r in c.tags.rules}
+        for key in sorted(keys):
+            facets.setdefault(key, []).append(row)
+    fkeys, findptr, fdocs = _csr(facets)
+    (tmp / "facet_keys.txt").write_text("".join(f"{k}\n" for k in fkeys), encoding="utf-8")
+    np.save(tmp / "facet_indptr.npy", findptr)
+    np.save(tmp / "facet_docs.npy", fdocs)
+    lap("filters")
+
+    # vectors of the default embedder
+    model = dim = head_dims = None
+    if embedder is not None:
+        vecs = np.zeros((n, embedder.dim), dtype=np.float32)
+        texts = [c.index_text() for c in typed]
+        for start in range(0, n, batch):
+            vecs[start:start + batch] = embedder.encode(texts[start:start + batch])
+        rotation = _principal_axes(vecs)
+        vecs = np.ascontiguousarray(vecs @ rotation, dtype=np.float32)
+        np.save(tmp / "rotation.npy", rotation)
+        np.save(tmp / "vectors.npy", vecs)
+        if n >= APPROX_MIN_CARDS and embedder.dim > HEAD_DIMS:
+            head_dims = HEAD_DIMS
+            np.save(tmp / "head.npy", np.ascontiguousarray(vecs[:, :head_dims]))
+        model, dim = embedder.name, int(embedder.dim)
+    lap("vectors")
+
+    if built_at is None:
+        epoch = os.environ.get("SOURCE_DATE_EPOCH")
+        ts = time.gmtime(int(epoch)) if epoch and epoch.isdigit() else time.gmtime()
+        built_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", ts)
+    meta = {
+        "format": FORMAT, "built_at": built_at, "count": n, "model": model, "dim": dim, "head_dims": head_dims,
+        "by_source": dict(sorted(Counter(c.provenance.source for c in typed).items())),
+        "by_language": dict(sorted(Counter(c.tags.language.lower() for c in typed).items())),
+        "languages": languages, "vocab_size": len(vocab), "avgdl": avgdl, "bm25": {"k1": BM25_K1, "b": BM25_B},
+        "checklist_version": CHECKLIST_VERSION, "digest": digest.hexdigest(), "sources": sources or [],
+    }
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+    if out_dir.exists():
+        os.replace(out_dir, old)
+    os.replace(tmp, out_dir)
+    if old.exists():
+        _rmtree(old)
+    _INDEXES.pop(str(out_dir.resolve()), None)
+    return meta
+
+
+def build(config: Any = None, root: str | None = None, cards: list[str] | None = None,
+          out: str | Path | None = None, lexical_only: bool = False) -> BuildReport:
+    """Check every card of the corpus (+ extra_cards), skip the invalid ones, and write the index.
+
+    Default output: the package's shipped index in a source checkout, else the project's own
+    <git-dir>/sentinel/memory-index (so extra cards never write into site-packages).
+    """
+    from sentinel.embeddings import EmbedderUnavailable, get_embedder
+    from sentinel.memory.corpus import corpus_files, in_source_tree, load_entries
+
+    started = time.perf_counter()
+    files = corpus_files(config, root=root, cards=cards)
+    entries = load_entries(files)
+    valid = [e.raw for e in entries if e.valid]
+    skipped = [(e.where, e.card_id, e.problems) for e in entries if not e.valid]
+    if out is None:
+        local = local_index_dir(root)
+        out = SHIPPED_INDEX_DIR if in_source_tree() or local is None else local
+    embedder, note = None, None
+    if not lexical_only:
+        try:
+            # The shipped index holds vectors of the default (bundled) model; a project's own build uses the
+            # project's configured model so its queries and cards share one vector space.
+            shipped = Path(out).resolve() == SHIPPED_INDEX_DIR.resolve()
+            embedder = get_embedder(None if shipped else getattr(config, "embeddings", None))
+        except EmbedderUnavailable as exc:
+            note = f"built lexical only: {exc.reason} ({exc.fix})"
+    base = Path(root) if root else Path.cwd()
+    shown = []
+    for f in files:
+        try:
+            shown.append(os.path.relpath(f, base) if not os.path.relpath(f, base).startswith("..") else f.name)
+        except ValueError:
+            shown.append(f.name)
+    meta = build_index(valid, out, embedder, sources=shown)
+    return BuildReport(path=str(out), count=meta["count"], skipped=skipped, model=meta["model"], note=note,
+                       seconds=time.perf_counter() - started)
+
+
+def _principal_axes(vecs: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of the vectors' principal axes, by decreasing variance, with a fixed sign per axis."""
+    dim = vecs.shape[1]
+    if len(vecs) < 2:
+        return np.eye(dim, dtype=np.float32)
+    x = vecs.astype(np.float64)
+    values, axes = np.linalg.eigh(x.T @ x)
+    axes = axes[:, np.argsort(-values, kind="stable")]
+    signs = np.sign(axes[np.argmax(np.abs(axes), axis=0), np.arange(dim)])
+    return (axes * np.where(signs == 0, 1.0, signs)).astype(np.float32)
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    # only build-temporary and replaced index directories, named by build_index itself
+    shutil.rmtree(path, ignore_errors=True)  # sentinel: ignore[SEN103]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Load
+
+class MemoryIndex:
+    """A built index, opened lazily: each part is read the first time a query needs it."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        meta_file = self.path / "meta.json"
+        try:
+            self.meta = json.loads(meta_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise IndexMissing(f"no memory index at {self.path} (run: sentinel memory build-index)") from None
+        if self.meta.get("format") != FORMAT:
+            raise IndexMissing(f"memory index at {self.path} has format {self.meta.get('format')}, expected "
+                               f"{FORMAT} (run: sentinel memory build-index)")
+        self.count = int(self.meta["count"])
+        self._lock = threading.Lock()
+        self._cache: dict[str, Any] = {}
+
+    def _npy(self, name: str) -> np.ndarray:
+        arr = self._cache.get(name)
+        if arr is None:
+            file = self.path / f"{name}.npy"
+            # mmap: pages are read on first touch, so opening a 135K-card index is a few metadata reads
+            if file.stat().st_size > 1 << 16:
+                # a plain ndarray view of the map: results of slicing it skip np.memmap's per-op bookkeeping
+                arr = np.load(file, mmap_mode="r").view(np.ndarray)
+            else:
+                arr = np.load(file)
+            self._cache[name] = arr
+        return arr
+
+    def _lines(self, name: str) -> list[str]:
+        lines = self._cache.get(name)
+        if lines is None:
+            lines = (self.path / name).read_text(encoding="utf-8").splitlines()
+            self._cache[name] = lines
+        return lines
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        v = self._cache.get("vocab")
+        if v is None:
+            v = {t: i for i, t in enumerate(self._lines("vocab.txt"))}
+            self._cache["vocab"] = v
+        return v
+
+    @property
+    def has_vectors(self) -> bool:
+        return bool(self.meta.get("model")) and (self.path / "vectors.npy").is_file()
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self._npy("vectors")
+
+    def rotate(self, qvec: np.ndarray) -> np.ndarray:
+        if not (self.path / "rotation.npy").is_file():
+            return qvec
+        return np.ascontiguousarray(qvec @ self._npy("rotation"), dtype=np.float32)
+
+    def cosine_candidates(self, qvec: np.ndarray, n: int, allowed: np.ndarray | None,
+                          exact: bool = False):
+        """(rows, cosine_of): the n best rows by cosine among allowed, and a function giving the exact cosine of
+        any rows. qvec is already rotated. Large indexes rank a coarse head-dimension scan first and score only
+        its RERANK best rows exactly, unless exact."""
+        head_dims = self.meta.get("head_dims")
+        vectors = self.vectors
+        pool_size = self.count if allowed is None else allowed.size
+        if exact or not head_dims or pool_size <= RERANK:
+            cos = _matvec(vectors, qvec)
+            return _top(cos, n, allowed), lambda rows: cos[rows]
+        coarse = _matvec(self._npy("head"), qvec[:head_dims])
+        pool = np.sort(_top(coarse, RERANK, allowed))
+        pool_cos = _matvec(vectors[pool], qvec)
+        return pool[_top(pool_cos, n, None)], lambda rows: _matvec(vectors[np.asarray(rows)], qvec)
+
+    def row_of(self, card_id: str) -> int | None:
+        ids = self._cache.get("id_rows")
+        if ids is None:
+            ids = {c: i for i, c in enumerate(self._lines("ids.txt"))}
+            self._cache["id_rows"] = ids
+        return ids.get(card_id)
+
+    def card(self, row: int) -> dict:
+        return self.cards([row])[0]
+
+    def cards(self, rows: list[int]) -> list[dict]:
+        """Cards by row, read line by line from cards.jsonl (one open, one seek per card)."""
+        offsets = self._npy("offsets")
+        out = []
+        with open(self.path / "cards.jsonl", "rb") as fh:
+            for row in rows:
+                start, end = int(offsets[row]), int(offsets[row + 1])
+                fh.seek(start)
+                out.append(json.loads(fh.read(end - start)))
+        return out
+
+    def iter_cards(self):
+        with open(self.path / "cards.jsonl", encoding="utf-8") as fh:
+            for line in fh:
+                yield json.loads(line)
+
+    # -- scoring -------------------------------------------------------------------------------------------------
+
+    def bm25(self, terms: list[str]) -> np.ndarray:
+        """BM25 of every card for the (deduplicated) query terms."""
+        vocab = self.vocab
+        ids = sorted({vocab[t] for t in terms if t in vocab})
+        if not ids:
+            return np.zeros(self.count, dtype=np.float32)
+        indptr = self._npy("post_indptr")
+        docs = self._npy("post_docs")
+        weights = self._npy("post_weights")
+        out = np.zeros(self.count, dtype=np.float32)
+        for i in ids:
+            a, b = int(indptr[i]), int(indptr[i + 1])
+            # a term's postings hold each card once, so a fancy-index add is exact (no np.add.at needed)
+            out[docs[a:b]] += weights[a:b]
+        return out
+
+    def filter_mask(self, language: str | None = None, tag: str | None = None,
+                    rule: str | None = None) -> np.ndarray | None:
+        mask = None
+        if language:
+            langs = self.meta.get("languages", [])
+            code = langs.index(language.lower()) if language.lower() in langs else -1
+            mask = self._npy("lang") == code
+        for key in ([f"tag:{tag.lower()}"] if tag else []) + ([f"rule:{rule.upper()}"] if rule else []):
+            keys = self._cache.get("facet_index")
+            if keys is None:
+                keys = {k: i for i, k in enumerate(self._lines("facet_keys.txt"))}
+                self._cache["facet_index"] = keys
+            sel = np.zeros(self.count, dtype=bool)
+            i = keys.get(key)
+            if i is not None:
+                indptr = self._npy("facet_indptr")
+                sel[self._npy("facet_docs")[indptr[i]:indptr[i + 1]]] = True
+            mask = sel if mask is None else (mask & sel)
+        return mask
+
+
+_INDEXES: dict[str, MemoryIndex] = {}
+_INDEX_LOCK = threading.Lock()
+
+
+def local_index_dir(root: str | None) -> Path | None:
+    """<git-dir>/sentinel/memory-index of a project, where a project-specific build (extra cards) goes."""
+    if not root:
+        return None
+    from sentinel.api import cache_dir_for
+
+    cache = cache_dir_for(root)
+    return Path(cache) / LOCAL_INDEX_NAME if cache else None
+
+
+def resolve_index_dir(path: str | Path | None = None, root: str | None = None) -> Path:
+    """Explicit path > $SENTINEL_MEMORY_INDEX > the project's own build > the index shipped in the package."""
+    if path:
+        return Path(path)
+    env = os.environ.get(INDEX_ENV)
+    if env:
+        return Path(env)
+    local = local_index_dir(root)
+    if local is not None and (local / "meta.json").is_file():
+        return local
+    return SHIPPED_INDEX_DIR
+
+
+def load_index(path: str | Path | None = None, root: str | None = None) -> MemoryIndex:
+    """The index (cached per process and directory; a rebuilt index is picked up by its meta.json mtime)."""
+    where = resolve_index_dir(path, root).resolve()
+    key = str(where)
+    try:
+        stamp = (where / "meta.json").stat().st_mtime_ns
+    except FileNotFoundError:
+        raise IndexMissing(f"no memory index at {where} (run: sentinel memory build-index)") from None
+    with _INDEX_LOCK:
+        idx = _INDEXES.get(key)
+        if idx is None or idx._cache.get("stamp") != stamp:
+            idx = MemoryIndex(where)
+            idx._cache["stamp"] = stamp
+            _INDEXES[key] = idx
+        return idx
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Search and browse
+
+def _matvec(matrix: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """matrix @ vec without BLAS threads: for one query vector a single SIMD pass is as fast as a BLAS call on
+    an idle machine, and much faster when the cores are busy (threaded BLAS spins waiting for its helpers)."""
+    return np.einsum("ij,j->i", matrix, vec)
+
+
+def _minmax(x: np.ndarray) -> np.ndarray:
+    if x.size == 0:
+        return x
+    lo, hi = float(x.min()), float(x.max())
+    if hi - lo <= 1e-12:
+        # one distinct value: it carries no ranking information; keep it only if it is a real match
+        return np.full_like(x, 1.0 if hi > 0 else 0.0)
+    return (x - lo) / (hi - lo)
+
+
+def _top(scores: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray:
+    """Rows of the k best scores (unordered), restricted to allowed rows when given."""
+    if allowed is not None:
+        if allowed.size <= k:
+            return allowed
+        sub = scores[allowed]
+        return allowed[np.argpartition(-sub, k - 1)[:k]]
+    if scores.size <= k:
+        return np.arange(scores.size)
+    return np.argpartition(-scores, k - 1)[:k]
+
+
+@lru_cache(maxsize=65536)
+def _terms_of(text: str) -> frozenset[str]:
+    return frozenset(tokenize(text))
+
+
+def _top_signals(signals: list[str], query_terms: set[str], n: int = 4) -> list[str]:
+    """The card's signals that share the most terms with the query (ties keep the card's order)."""
+    overlaps = [len(_terms_of(s) & query_terms) for s in signals]
+    ranked = sorted(range(len(signals)), key=lambda i: (-overlaps[i], i))
+    return [signals[i] for i in ranked[:n]]
+
+
+def _query_embedder(index: MemoryIndex, config: Any) -> tuple[Any, str | None]:
+    """The embedder for a query, or (None, why not)."""
+    if not index.has_vectors:
+        return None, "the index has no vectors (built without an embedder)"
+    from sentinel.embeddings import EmbedderUnavailable, get_embedder
+
+    try:
+        emb = get_embedder(getattr(config, "embeddings", None))
+    except EmbedderUnavailable as exc:
+        return None, f"embedder unavailable: {exc.reason}; fix: {exc.fix}"
+    if emb.name != index.meta.get("model"):
+        return None, (f"configured embedder {emb.name} differs from the index's {index.meta.get('model')} "
+                      "(run: sentinel memory build-index)")
+    return emb, None
+
+
+def search(query: str, k: int = 10, language: str | None = None, tag: str | None = None,
+           rule: str | None = None, *, config: Any = None, index: MemoryIndex | None = None,
+           root: str | None = None, candidates: int | None = None, exact: bool = False) -> SearchResults:
+    """Hybrid search over the index layer. Filters narrow the cards before scoring.
+
+    Without a usable vector model the search is lexical only and says so (results.mode, results.note).
+    """
+    idx = index if index is not None else load_index(root=root)
+    mem_cfg = getattr(config, "memory", None)
+    w_e = float(getattr(mem_cfg, "embedding_weight", 0.5))
+    w_l = float(getattr(mem_cfg, "lexical_weight", 0.5))
+    k = max(1, int(k))
+    terms = tokenize(query)
+    allowed = None
+    mask = idx.filter_mask(language, tag, rule)
+    if mask is not None:
+        allowed = np.flatnonzero(mask)
+        if allowed.size == 0:
+            return SearchResults([], mode="hybrid" if idx.has_vectors else "lexical", note="no card matches the "
+                                 "filters", model=idx.meta.get("model"))
+    lex = idx.bm25(terms)
+    emb, why_not = (None, "embedding_weight is 0") if w_e <= 0 else _query_embedder(idx, config)
+    n_cand = candidates or max(50, 5 * k)
+
+    if emb is not None:
+        qvec = idx.rotate(emb.encode([query])[0])
+        cand, cosine_of = idx.cosine_candidates(qvec, n_cand, allowed, exact=exact)
+        lex_pool = np.flatnonzero(lex > 0)
+        if allowed is not None:
+            lex_pool = np.intersect1d(lex_pool, allowed, assume_unique=True)
+        if lex_pool.size:
+            cand = np.union1d(cand, _top(lex, n_cand, lex_pool))
+        c_cos, c_lex = cosine_of(cand), lex[cand]
+        total = w_e + w_l if w_e + w_l > 0 else 1.0
+        score = (w_e * _minmax(c_cos) + w_l * _minmax(c_lex)) / total
+        mode, note, model = "hybrid", None, emb.name
+    else:
+        pool = allowed if allowed is not None else np.arange(idx.count)
+        pool = pool[lex[pool] > 0]
+        cand = _top(lex, n_cand, pool)
+        c_cos, c_lex = None, lex[cand]
+        score = _minmax(c_lex)
+        mode, model = "lexical", None
+        note = f"lexical only: {why_not}"
+        if not cand.size:
+            note += "; no card shares a term with the query"
+    order = np.lexsort((cand, -score))[:k]
+    qterms = set(terms)
+    out = []
+    for j, card in zip(order, idx.cards([int(cand[j]) for j in order])):
+        out.append(Preview(
+            id=card["id"], score=round(float(score[j]), 4), problem_summary=card["problem_summary"],
+            top_signals=_top_signals(card.get("signals", []), qterms),
+            cosine=None if c_cos is None else round(float(c_cos[j]), 4), bm25=round(float(c_lex[j]), 4),
+            language=card.get("tags", {}).get("language", ""), source=card.get("provenance", {}).get("source", "")))
+    return SearchResults(out, mode=mode, note=note, model=model, candidates=int(cand.size))
+
+
+def show(card_id: str, *, index: MemoryIndex | None = None, root: str | None = None) -> dict | None:
+    """The whole card (index + resolution layer, provenance, quality), or None."""
+    idx = index if index is not None else load_index(root=root)
+    row = idx.row_of(card_id)
+    return None if row is None else idx.card(row)
+
+
+def stats(*, index: MemoryIndex | None = None, root: str | None = None) -> dict:
+    idx = index if index is not None else load_index(root=root)
+    meta = idx.meta
+    return {
+        "path": str(idx.path), "count": idx.count, "by_source": meta.get("by_source", {}),
+        "by_language": meta.get("by_language", {}), "model": meta.get("model"), "dim": meta.get("dim"),
+        "built_at": meta.get("built_at"), "vocab_size": meta.get("vocab_size"), "digest": meta.get("digest"),
+        "sources": meta.get("sources", []),
+    }
