@@ -86,3 +86,18 @@ def test_passing_gate_has_no_recall(repo):
     repo.add("ok.py")
     proc = repo.sentinel("check", "--format", "json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["recall"] == []
+
+
+def test_patterns_and_forget_cli(repo):
+    repo.write("b.py", "def f():\n    try:\n        g()\n    except:\n        pass\n")
+    repo.add("b.py")
+    for _ in range(3):
+        assert repo.sentinel("check").returncode == 1
+    pats = json.loads(repo.sentinel("memory", "patterns", "--json").stdout)
+    sen301 = [p for p in pats if p["rule"] == "SEN301"]
+    assert sen301 and sen301[0]["count"] == 3 and sen301[0]["urgency"] == "high"
+    text = repo.sentinel("memory", "patterns")
+    assert text.returncode == 0 and "[high" in text.stdout and "SEN301" in text.stdout
+    gone = repo.sentinel("memory", "forget", "--all")
+    assert gone.returncode == 0 and "forgot 3 run(s)" in gone.stdout
+    assert "no recorded failures" in repo.sentinel("memory", "patterns").stdout

@@ -72,6 +72,10 @@ def register(sub) -> None:
     common(q, index=False)
     q.set_defaults(func=cmd_import)
 
+    from sentinel.commands.patterns import register_into
+
+    register_into(msub)
+
 
 def _root() -> str | None:
     from sentinel import gitio
