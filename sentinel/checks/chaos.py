@@ -1,0 +1,962 @@
+"""Chaos: the happy-path bias of generated code.
+
+Code written to pass the demo swallows every error, evals whatever it is given, pastes the
+credential it was testing with and assumes every lookup finds something. Python is read
+through its AST (so ``except:`` in a comment or ``model.eval()`` never count); other
+languages are matched on code lines with strings and comments stripped, and credentials in
+config files (.env, YAML, JSON, INI, shell) are found line by line.
+
+Secrets never leave this module: every SEN304 finding carries its line with the value masked.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+
+from sentinel.checks.base import FileContext
+from sentinel.checks.secrets import (NOT_SECRET, PRIVATE_KEY_BEGIN, TOKEN_GATE, assess_value, classify_name,
+                                     find_tokens, private_key_at, redact_line, redact_value,
+                                     secret_binding_pattern)
+from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
+from sentinel.models import FileStatus, FilterMode, Finding, Severity
+from sentinel.rules import Rule
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        code="SEN301", name="bare-except", check="chaos", severity=Severity.ERROR,
+        summary="A Python `except:` clause with no exception type.",
+        rationale="A bare except also catches KeyboardInterrupt, SystemExit and GeneratorExit, so Ctrl-C and "
+                  "clean shutdowns are swallowed, and every bug in the try block looks like the one failure the "
+                  "author expected.",
+        example="def load(path):\n    try:\n        return open(path).read()\n    except:\n        return ''\n",
+        counter_example="def load(path):\n    try:\n        return open(path).read()\n"
+                        "    except FileNotFoundError:\n        return ''\n",
+        hint="Catch the specific exceptions you expect (e.g. `except (OSError, ValueError):`).",
+    ),
+    Rule(
+        code="SEN302", name="swallowed-broad-except", check="chaos", severity=Severity.ERROR,
+        summary="`except Exception` / `except BaseException` (or JS `catch {}`) whose body does nothing.",
+        rationale="A broad handler whose body is only `pass`, `continue`, `...`, a docstring or a bare "
+                  "`return` / `return None` makes every failure silent: the caller gets a None it cannot tell "
+                  "from a result and nobody learns that anything went wrong. A handler that logs, re-raises, "
+                  "returns a value or does any work is not reported. In JavaScript/TypeScript an empty "
+                  "`catch (e) {}` block and `.catch(() => {})` are the same pattern.",
+        example="def refresh(cache):\n    try:\n        cache.reload()\n    except Exception:\n        pass\n",
+        counter_example="import logging\n\nlog = logging.getLogger(__name__)\n\n\ndef refresh(cache):\n    try:\n"
+                        "        cache.reload()\n    except Exception:\n"
+                        "        log.warning('cache reload failed', exc_info=True)\n",
+        hint="Catch the specific exception, or log / re-raise it instead of discarding it.",
+    ),
+    Rule(
+        code="SEN303", name="eval-exec", check="chaos", severity=Severity.ERROR,
+        summary="A call of the builtin `eval()` / `exec()` (or JS `eval(` / `new Function(`).",
+        rationale="Evaluating a string runs whatever code it contains: one unvalidated input is remote code "
+                  "execution, and the code cannot be linted, type-checked or reviewed. Methods that happen to "
+                  "be called eval (`model.eval()`, `ast.literal_eval`) and names rebound in the module "
+                  "(`from x import eval`) are not reported.",
+        example="def compute(expression):\n    return eval(expression)\n",
+        counter_example="import ast\n\n\ndef compute(expression):\n    return ast.literal_eval(expression)\n",
+        hint="Parse the data instead (ast.literal_eval, json.loads) or dispatch on a dict of allowed operations.",
+    ),
+    Rule(
+        code="SEN304", name="hardcoded-credential", check="chaos", severity=Severity.ERROR,
+        summary="A credential written into the change: a known token format, or a literal bound to a "
+                "secret-like name.",
+        rationale="A committed secret is leaked for good: it lives in history, forks and CI logs. Known token "
+                  "formats (AWS, GitHub, Slack, Google, Stripe, OpenAI, Anthropic, PEM private keys with key "
+                  "material) are reported in any non-prose file, comments included. Otherwise a literal counts "
+                  "when its name's last word is a credential word (password, secret, api_key, github_token; "
+                  "not token_count, password_field, max_token) and the value is not a placeholder (changeme, "
+                  "YOUR_API_KEY, ${VAR}, <password>, xxx, the name itself), not shorter than 6 characters, "
+                  "digits only, a URL without credentials, a path or an identifier-like word. Names such as "
+                  "signing_key, salt or Authorization count only with a long high-entropy value: raw entropy "
+                  "alone flags every hash, id and test vector, so it is never used without a name. Skipped: "
+                  "files under chaos.fixture-paths; name-based literals in examples/samples/templates and "
+                  "lockfiles; in test files, literals containing test/fake/dummy/example/mock/sample/stub or "
+                  "marked `# sentinel: fixture` on the line or the line above. Values are always redacted.",
+        example='import psycopg2\n\nconn = psycopg2.connect(host="db", user="app", password="hunter2")\n',
+        counter_example='import os\n\nimport psycopg2\n\nconn = psycopg2.connect(host="db", user="app", '
+                        'password=os.environ["DB_PASSWORD"])\n',
+        hint="Read it from the environment or a secret manager, and rotate the value that was exposed.",
+    ),
+    Rule(
+        code="SEN305", name="unguarded-none-access", check="chaos", severity=Severity.WARNING,
+        summary="An attribute or item access on a call that returns None when nothing is found "
+                "(re.match/search, dict.get(k), os.environ.get, os.getenv, shutil.which).",
+        rationale="`re.match(p, s).group(1)` is the happy path written down: the first input that does not "
+                  "match raises `AttributeError: 'NoneType' object has no attribute 'group'` far from the "
+                  "cause. A `.get()` with a default, a check of the result first (if/and/ternary, an early "
+                  "return, try/except AttributeError), a pattern that always matches (`\\s*`), HTTP clients' "
+                  ".get(url) and test files (where the AttributeError is the failure report) are not reported.",
+        example='import re\n\n\ndef major(version):\n    return re.match(r"(\\d+)\\.", version).group(1)\n',
+        counter_example='import re\n\n\ndef major(version):\n    m = re.match(r"(\\d+)\\.", version)\n'
+                        '    if m is None:\n        raise ValueError(f"not a version: {version!r}")\n'
+                        '    return m.group(1)\n',
+        hint="Check the result for None first (or pass a default to .get()).",
+    ),
+)
+BARE_EXCEPT, SWALLOWED, EVAL_EXEC, CREDENTIAL, NONE_ACCESS = RULES
+
+_JS = frozenset({"javascript", "typescript"})
+# Languages where name-based credentials are read lexically; config languages allow unquoted values.
+_CONFIG_LANGS = frozenset({"dotenv", "yaml", "toml", "ini", "shell", "make", "docker", "unknown"})
+_CODE_LANGS = frozenset(SLASH_COMMENT | {"ruby", "perl", "lua", "json", "python"})
+_LEXED_LANGS = frozenset(HASH_COMMENT | SLASH_COMMENT | {"sql", "rust"})
+# Generated files whose keys are package names ("js-tokens": "^4.0.0"), never credentials.
+_LOCKFILE = re.compile(r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|"
+                       r"poetry\.lock|Pipfile\.lock|Cargo\.lock|composer\.lock|Gemfile\.lock|go\.sum|uv\.lock)$|"
+                       r"\.lock$")
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|testdata|fixtures)/|"
+                        r"(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|[^/]*\.(?:test|spec)\.\w+|conftest\.py)$")
+# Documentation examples and templates: names there hold stand-ins (token formats still count).
+_EXAMPLE_PATH = re.compile(r"(?:^|/)(?:examples?|samples?)(?:[._-][^/]*)?/|"
+                           r"[._-](?:example|sample|template)s?(?:[._-][^/]*)?$", re.IGNORECASE)
+_FIXTURE_MARK = re.compile(r"(?:#|//|/\*|--).*sentinel:\s*fixture")
+
+# Gates: which lines in scope could matter at all, before any parsing.
+# A selected line that could start a Python finding: an except clause, an eval/exec call, a
+# lookup whose result is used on the same line (or a closing parenthesis that is).
+_PY_GATE = re.compile(r"^\s*except\b|\b(?:eval|exec)\s*\(|(?:\.get|match|search|which|getenv)\(.*\)\s*[.\[]|"
+                      r"^\s*\)\s*[.\[]")
+
+
+# --- scope helpers ------------------------------------------------------------------------------
+
+def _whole_file_in_scope(ctx: FileContext) -> bool:
+    """Every line is selectable (file modes, or a new file whose lines are all added)."""
+    return ctx.mode in (FilterMode.FILE, FilterMode.NOFILTER) or ctx.change.status is FileStatus.ADDED
+
+
+def _line_filter(ctx: FileContext):
+    """ctx.selected, or None when every line is in scope (saves a call per AST node)."""
+    return None if _whole_file_in_scope(ctx) else ctx.selected
+
+
+def _matching_lines(ctx: FileContext, pattern: re.Pattern, lowered: bool = False):
+    """Line numbers in scope where the pattern matches (one regex pass over the text when the whole
+    file is in scope, so a 600K-line added file costs a C-level scan, not a Python loop per line).
+    ``lowered``: the pattern is written for lowercased text (see secrets.secret_binding_pattern)."""
+    if _whole_file_in_scope(ctx):
+        text = _lower(ctx) if lowered else ctx.text
+        # One search per matching line, then jump to the next line: a minified one-line file
+        # with thousands of matches costs one search, not one Python iteration per match.
+        pos, line = 0, 1
+        search, count, find = pattern.search, text.count, text.find
+        while True:
+            m = search(text, pos)
+            if m is None:
+                return
+            start = m.start()
+            line += count("\n", pos, start)
+            yield line
+            end = find("\n", start)
+            if end == -1:
+                return
+            pos, line = end + 1, line + 1
+    else:
+        for n in ctx.selected_lines():
+            text = ctx.line(n)
+            if pattern.search(text.lower() if lowered else text):
+                yield n
+
+
+_LOWERED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _lower(ctx: FileContext) -> str:
+    """The file's text lowercased, once per file (lowercasing never adds or removes a newline)."""
+    low = _LOWERED.get(ctx)
+    if low is None:
+        low = _LOWERED[ctx] = ctx.text.lower()
+    return low
+
+
+def _is_test_file(path: str) -> bool:
+    return _TEST_PATH.search(path) is not None
+
+
+def _fixture_marked(ctx: FileContext, line: int) -> bool:
+    return any(_FIXTURE_MARK.search(ctx.line(n)) for n in (line, line - 1) if n > 0)
+
+
+# --- entry point --------------------------------------------------------------------------------
+
+def check_file(ctx: FileContext) -> list[Finding]:
+    if ctx.language in PROSE:
+        return []
+    cfg = ctx.config.chaos
+    extra = tuple(cfg.extra_secret_names)
+    secrets_on = not ctx.path_matches(cfg.fixture_paths)
+    in_test = _is_test_file(ctx.path)
+    out: list[Finding] = []
+    token_lines: set[int] = set()
+    if secrets_on:
+        out.extend(_token_findings(ctx, in_test, token_lines))
+    names_on = secrets_on and not _LOCKFILE.search(ctx.path) and not _EXAMPLE_PATH.search(ctx.path)
+    if ctx.language == "python":
+        out.extend(_python(ctx, names_on, extra, in_test, token_lines))
+    else:
+        if ctx.language in _JS:
+            out.extend(_js(ctx))
+        if names_on:
+            out.extend(_lexical_credentials(ctx, extra, in_test, token_lines))
+    return out
+
+
+# --- SEN304: token formats (any file) -----------------------------------------------------------
+
+def _token_findings(ctx: FileContext, in_test: bool, token_lines: set[int]) -> list[Finding]:
+    out: list[Finding] = []
+    for n in _matching_lines(ctx, TOKEN_GATE):
+        if in_test and _fixture_marked(ctx, n):
+            continue
+        raw = ctx.line(n)
+        for start, _, kind in find_tokens(raw, in_test):
+            token_lines.add(n)
+            out.append(ctx.finding(CREDENTIAL, n, f"{kind} in the change", column=start + 1,
+                                   code=redact_line(raw.strip())))
+            break
+        else:
+            if PRIVATE_KEY_BEGIN.search(raw) and private_key_at(ctx.lines, n, in_test):
+                token_lines.add(n)
+                out.append(ctx.finding(CREDENTIAL, n, "private key block in the change",
+                                       code=redact_line(raw.strip())))
+    return out
+
+
+def _cred_message(name: str, reason: str) -> str:
+    shown = name if len(name) <= 40 else name[:37] + "..."
+    if reason == "url":
+        return f"password inside a URL assigned to '{shown}'"
+    if reason == "entropy":
+        return f"high-entropy literal assigned to '{shown}' looks like a secret"
+    return f"hardcoded credential assigned to '{shown}'"
+
+
+def _masked_code(raw: str, value: str, extra: tuple[str, ...], span: tuple[int, int] | None = None) -> str:
+    """The line with the value masked; '<redacted>' when masking cannot be proven complete."""
+    code = raw
+    if span is not None:
+        code = code[:span[0]] + redact_value(value) + code[span[1]:]
+    elif value and value in code:
+        code = code.replace(value, redact_value(value))
+    code = redact_line(code.strip(), extra)
+    if len(value) >= 4 and value in code:
+        return "<redacted>"
+    return code
+
+
+# --- Python -------------------------------------------------------------------------------------
+
+_PY_LITERALS = ("except", "eval", "exec", ".get(", "match(", "search(", "which(", "getenv(")
+
+
+def _py_worth_parsing(ctx: FileContext, extra: tuple[str, ...]) -> bool:
+    """Could any AST rule fire on a line in scope? Parsing is the expensive part of this check."""
+    binding = secret_binding_pattern(extra)
+    if _whole_file_in_scope(ctx):
+        text = ctx.text
+        if any(lit in text for lit in _PY_LITERALS):
+            return True
+        return binding.search(_lower(ctx)) is not None
+    for n in ctx.selected_lines():
+        line = ctx.line(n)
+        if _PY_GATE.search(line) or binding.search(line.lower()):
+            return True
+    return False
+
+
+def _python(ctx: FileContext, names_on: bool, extra: tuple[str, ...], in_test: bool,
+            token_lines: set[int]) -> list[Finding]:
+    if not _py_worth_parsing(ctx, extra):
+        return []
+    tree = ctx.tree
+    if tree is None:
+        out = _python_lexical(ctx)
+        if names_on:
+            out.extend(_lexical_credentials(ctx, extra, in_test, token_lines))
+        return out
+    selected = _line_filter(ctx)
+    text = ctx.text
+    out = _py_handlers(ctx, selected) if "except" in text else []
+    want_eval = "eval" in text or "exec" in text
+    want_none = any(lit in text for lit in _NONE_LITERALS)
+    if want_eval or want_none:
+        calls = ctx.nodes(ast.Call)
+        if selected is not None:
+            calls = [c for c in calls if selected(c.lineno)]
+        if want_eval:
+            out.extend(_py_eval(ctx, calls))
+        if want_none and not in_test:  # in a test the AttributeError is the failure report
+            out.extend(_py_none_access(ctx, selected))
+    if names_on:
+        out.extend(_py_credentials(ctx, extra, in_test, token_lines))
+    return out
+
+
+_BROAD = frozenset({"Exception", "BaseException"})
+
+
+def _is_broad(node: ast.expr | None) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _BROAD
+    if isinstance(node, ast.Attribute):  # builtins.Exception
+        return node.attr in _BROAD and isinstance(node.value, ast.Name) and node.value.id == "builtins"
+    if isinstance(node, ast.Tuple):
+        return any(_is_broad(e) for e in node.elts)
+    return False
+
+
+def _does_nothing(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, (ast.Pass, ast.Continue)):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant)  # `...` or a docstring
+    if isinstance(stmt, ast.Return):
+        return stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+    return False
+
+
+def _describe(stmt: ast.stmt) -> str:
+    if isinstance(stmt, ast.Return):
+        return "`return None`" if stmt.value is not None else "`return`"
+    if isinstance(stmt, ast.Expr):
+        return "`...`" if stmt.value.value is Ellipsis else "a string"
+    return f"`{type(stmt).__name__.lower()}`"
+
+
+def _py_handlers(ctx: FileContext, selected) -> list[Finding]:
+    out: list[Finding] = []
+    for h in ctx.nodes(ast.ExceptHandler):
+        if selected is not None and not selected(h.lineno):
+            continue
+        if h.type is None:
+            out.append(ctx.finding(BARE_EXCEPT, h.lineno, "bare `except:` also catches KeyboardInterrupt "
+                                   "and SystemExit", column=h.col_offset + 1))
+        elif _is_broad(h.type) and all(_does_nothing(s) for s in h.body):
+            caught = ast.unparse(h.type)
+            out.append(ctx.finding(SWALLOWED, h.lineno, f"`except {caught}` swallows every error "
+                                   f"(body is only {_describe(h.body[0])})", column=h.col_offset + 1))
+    return out
+
+
+def _rebound(ctx: FileContext, names: set[str]) -> set[str]:
+    """Which of these builtin names the module rebinds (def, class, import, assignment, parameter)."""
+    bound: set[str] = set()
+    for node in ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        if node.name in names:
+            bound.add(node.name)
+    for node in ctx.nodes(ast.Import, ast.ImportFrom):
+        for alias in node.names:
+            local = (alias.asname or alias.name).split(".")[0]
+            if local in names:
+                bound.add(local)
+    for node in ctx.nodes(ast.arg):
+        if node.arg in names:
+            bound.add(node.arg)
+    for node in ctx.nodes(ast.Name):
+        if node.id in names and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+    return bound
+
+
+def _py_eval(ctx: FileContext, calls: list[ast.Call]) -> list[Finding]:
+    hits = [c for c in calls if isinstance(c.func, ast.Name) and c.func.id in ("eval", "exec")]
+    if not hits:
+        return []
+    shadowed = _rebound(ctx, {"eval", "exec"})
+    out = []
+    for c in hits:
+        name = c.func.id
+        if name not in shadowed:
+            out.append(ctx.finding(EVAL_EXEC, c.lineno, f"`{name}()` runs arbitrary code from a string",
+                                   column=c.col_offset + 1))
+    return out
+
+
+_PY_LEXICAL_GATE = re.compile(r"\bexcept\b|\beval\b|\bexec\b")
+_PY_BARE_EXCEPT = re.compile(r"^\s*except\s*:")
+_PY_BROAD_EXCEPT = re.compile(r"^(\s*)except\s*\(?\s*(?:Exception|BaseException)\b[^:]*:\s*(\S.*)?$")
+_PY_EVAL_LEX = re.compile(r"(?<![\w.])(eval|exec)\s*\(")
+_PY_DEF_BEFORE = re.compile(r"\b(?:def|class)\s+$")
+_NOOP_BODY = frozenset({"pass", "...", "continue", "return", "return None"})
+
+
+def _python_lexical(ctx: FileContext) -> list[Finding]:
+    """A module that does not parse still gets the rules a code line can decide."""
+    out: list[Finding] = []
+    lexed = ctx.lexed
+    for n in _matching_lines(ctx, _PY_LEXICAL_GATE):
+        code = lexed.code_line(n)
+        if _PY_BARE_EXCEPT.match(code):
+            out.append(ctx.finding(BARE_EXCEPT, n, "bare `except:` also catches KeyboardInterrupt and SystemExit"))
+            continue
+        m = _PY_BROAD_EXCEPT.match(code)
+        if m and _lexical_noop_body(lexed, n, len(m.group(1)), m.group(2)):
+            out.append(ctx.finding(SWALLOWED, n, "broad `except` swallows every error"))
+            continue
+        for em in _PY_EVAL_LEX.finditer(code):
+            if not _PY_DEF_BEFORE.search(code[:em.start()]):
+                out.append(ctx.finding(EVAL_EXEC, n, f"`{em.group(1)}()` runs arbitrary code from a string",
+                                       column=em.start() + 1))
+                break
+    return out
+
+
+def _lexical_noop_body(lexed, n: int, indent: int, inline: str | None) -> bool:
+    if inline is not None:
+        return inline.strip() in _NOOP_BODY
+    body: list[str] = []
+    i = n + 1
+    while i < len(lexed.code):
+        text = lexed.code_line(i)
+        if text.strip():
+            if len(text) - len(text.lstrip()) <= indent:
+                break
+            body.append(text.strip())
+        i += 1
+    return bool(body) and all(b in _NOOP_BODY for b in body)
+
+
+# --- SEN305: unguarded None access (Python) -----------------------------------------------------
+
+_RE_FUNCS = frozenset({"match", "search", "fullmatch"})
+_NONE_LITERALS = ("match(", "search(", ".get(", "which(", "getenv(")
+# Functions and methods whose result may be None; anything else is skipped before any lookup.
+_NONE_ATTRS = frozenset({"match", "search", "fullmatch", "get", "getenv", "which"})
+# Receivers whose .get() is an HTTP request, an ORM lookup or a queue/future, not a mapping lookup.
+_NOT_MAPPING = frozenset({
+    "requests", "httpx", "aiohttp", "urllib", "urllib3", "http", "https", "session", "sess", "client", "api",
+    "browser", "driver", "queue", "q", "objects", "pool", "executor", "future", "futures", "result", "results",
+    "promise", "celery", "self", "cls", "super", "var", "router", "app",
+})
+_URLISH_NAME = re.compile(r"url|uri|endpoint|path|route|link|href", re.I)
+_WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+")
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Name):
+            parts.append(node.id)
+            return ".".join(reversed(parts))
+        elif isinstance(node, ast.Call):
+            inner = _dotted(node.func)
+            if inner is None:
+                return None
+            parts.append(inner + "()")
+            return ".".join(reversed(parts))
+        else:
+            return None
+
+
+class _Imports:
+    """What the module calls re / os / shutil and what it compiled with re.compile, computed once."""
+
+    def __init__(self, ctx: FileContext):
+        self.re_modules = {"re", "regex"}
+        self.re_funcs: set[str] = set()
+        self.getenv: set[str] = {"os.getenv", "os.environ.get"}
+        self.which: set[str] = {"shutil.which"}
+        for node in ctx.nodes(ast.Import):
+            for a in node.names:
+                if a.name in ("re", "regex") and a.asname:
+                    self.re_modules.add(a.asname)
+                elif a.name == "os" and a.asname:
+                    self.getenv |= {f"{a.asname}.getenv", f"{a.asname}.environ.get"}
+                elif a.name == "shutil" and a.asname:
+                    self.which.add(f"{a.asname}.which")
+        for node in ctx.nodes(ast.ImportFrom):
+            for a in node.names:
+                local = a.asname or a.name
+                if node.module in ("re", "regex") and a.name in _RE_FUNCS:
+                    self.re_funcs.add(local)
+                elif node.module == "os" and a.name == "getenv":
+                    self.getenv.add(local)
+                elif node.module == "os" and a.name == "environ":
+                    self.getenv.add(f"{local}.get")
+                elif node.module == "shutil" and a.name == "which":
+                    self.which.add(local)
+        # Names bound to re.compile(...), with the pattern when it is a literal.
+        self.compiled: dict[str, ast.expr | None] = {}
+        for node in ctx.nodes(ast.Assign):
+            if isinstance(node.value, ast.Call) and self._is_compile(node.value.func):
+                for t in node.targets:
+                    name = _dotted(t)
+                    if name:
+                        self.compiled[name] = node.value.args[0] if node.value.args else None
+
+    def _is_compile(self, func: ast.expr) -> bool:
+        if isinstance(func, ast.Attribute):
+            return func.attr == "compile" and isinstance(func.value, ast.Name) and func.value.id in self.re_modules
+        return False
+
+
+def _none_source(call: ast.Call, imports: _Imports) -> str | None:
+    """A short description when this call returns None on the unhappy path, else None."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        if func.id in imports.re_funcs:
+            if func.id != "fullmatch" and _always_matches(call.args[0] if call.args else None):
+                return None
+            return f"{func.id}() returns None when nothing matches"
+        if func.id in imports.getenv and _one_arg(call):
+            return f"{func.id}() returns None when the variable is unset"
+        if func.id in imports.which:
+            return f"{func.id}() returns None when the program is not on PATH"
+        return None
+    if not isinstance(func, ast.Attribute):
+        return None
+    dotted = _dotted(func)
+    if func.attr in _RE_FUNCS:
+        owner = _dotted(func.value)
+        if owner in imports.re_modules:
+            pattern = call.args[0] if call.args else None
+        elif owner in imports.compiled:
+            pattern = imports.compiled[owner]
+        else:
+            return None
+        if func.attr != "fullmatch" and _always_matches(pattern):
+            return None
+        return f"{dotted}() returns None when nothing matches"
+    if dotted in imports.which:
+        return f"{dotted}() returns None when the program is not on PATH"
+    if dotted in imports.getenv and _one_arg(call):
+        return f"{dotted}() returns None when the variable is unset"
+    if func.attr == "get" and _one_arg(call):
+        owner = _dotted(func.value)
+        if owner is None and not isinstance(func.value, (ast.Subscript, ast.Call)):
+            return None
+        words = {w.lower() for w in _WORDS.findall(owner or "")}
+        if words & _NOT_MAPPING or _urlish(call.args[0]):
+            return None
+        return f"{owner or 'mapping'}.get() returns None when the key is missing"
+    return None
+
+
+# Zero-width assertions make "matches the empty string" say nothing about other strings.
+_ASSERTIONS = re.compile(r"\$|\\[bBZzA]|\(\?[=!<]|(?<!^)\^")
+
+
+def _always_matches(pattern: ast.expr | None) -> bool:
+    """A literal pattern that matches the empty string without assertions (``r"\\s*"``) matches at
+    the start of every string, so match()/search() never return None."""
+    if not isinstance(pattern, ast.Constant) or not isinstance(pattern.value, (str, bytes)):
+        return False
+    text = pattern.value
+    probe = text if isinstance(text, str) else text.decode("latin-1")
+    if _ASSERTIONS.search(probe):
+        return False
+    try:
+        return re.compile(text).match(text[:0]) is not None
+    except (re.error, RecursionError, OverflowError):
+        return False
+
+
+def _one_arg(call: ast.Call) -> bool:
+    """A lookup without a usable default: one positional argument, or an explicit default of None."""
+    if call.keywords:
+        return False
+    if len(call.args) == 1:
+        return not isinstance(call.args[0], ast.Starred)
+    return (len(call.args) == 2 and isinstance(call.args[1], ast.Constant) and call.args[1].value is None)
+
+
+def _urlish(arg: ast.expr) -> bool:
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return "/" in arg.value
+    if isinstance(arg, ast.JoinedStr):
+        return any(isinstance(v, ast.Constant) and "/" in str(v.value) for v in arg.values)
+    name = _dotted(arg)
+    return bool(name and _URLISH_NAME.search(name.rsplit(".", 1)[-1]))
+
+
+_TOLERANT = frozenset({"AttributeError", "TypeError", "Exception", "BaseException"})
+_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+
+
+def _call_key(call: ast.Call) -> str:
+    """Identity of a lookup for guard matching: d.get(k) and d.get(k, None) are the same test."""
+    args = list(call.args)
+    if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is None:
+        args.pop()
+    return ast.dump(call.func) + "|" + "|".join(ast.dump(a) for a in args)
+
+
+def _contains(tree: ast.AST | None, key: str) -> bool:
+    if tree is None:
+        return False
+    return any(isinstance(n, ast.Call) and _call_key(n) == key for n in ast.walk(tree))
+
+
+class _LocalParents:
+    """Parents within the innermost function around a node (or its top-level statement).
+
+    A whole-module parent map costs a second walk of the tree; guards only matter inside the
+    enclosing function, so only that subtree is walked, and only for the rare candidates.
+    """
+
+    def __init__(self, ctx: FileContext):
+        self.ctx = ctx
+        self.parents: dict[int, ast.AST] = {}
+        self.walked: set[int] = set()
+
+    def _root(self, node: ast.AST) -> ast.AST | None:
+        line = node.lineno
+        best = None
+        for fn in self.ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef):
+            if fn.lineno <= line <= (fn.end_lineno or fn.lineno) and (best is None or fn.lineno >= best.lineno):
+                best = fn
+        if best is not None:
+            return best
+        tree = self.ctx.tree
+        for stmt in getattr(tree, "body", ()):
+            if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+                self.parents[id(stmt)] = tree
+                return stmt
+        return None
+
+    def ancestors(self, node: ast.AST):
+        root = self._root(node)
+        if root is not None and id(root) not in self.walked:
+            self.walked.add(id(root))
+            for outer in ast.walk(root):
+                for child in ast.iter_child_nodes(outer):
+                    self.parents[id(child)] = outer
+        cur = self.parents.get(id(node))
+        while cur is not None:
+            yield cur
+            cur = self.parents.get(id(cur))
+
+
+def _guarded(parents: _LocalParents, call: ast.Call) -> bool:
+    """Is the result checked first (if/and/ternary/comprehension filter, an earlier if or assert in
+    the same block), or is the access inside a try that handles AttributeError/TypeError?"""
+    key = _call_key(call)
+    child: ast.AST = call
+    for anc in parents.ancestors(call):
+        if isinstance(anc, (ast.If, ast.While, ast.IfExp)) and child is not anc.test and _contains(anc.test, key):
+            return True
+        if isinstance(anc, ast.BoolOp) and isinstance(anc.op, ast.And):
+            before = anc.values[:anc.values.index(child)] if child in anc.values else []
+            if any(_contains(v, key) for v in before):
+                return True
+        if isinstance(anc, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and any(
+                _contains(cond, key) for gen in anc.generators for cond in gen.ifs):
+            return True
+        if isinstance(anc, ast.Try) and child in anc.body:
+            for h in anc.handlers:
+                if h.type is None or any(isinstance(t, ast.Name) and t.id in _TOLERANT
+                                         for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])):
+                    return True
+        if isinstance(child, ast.stmt):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(anc, field, None)
+                if isinstance(block, list) and child in block:
+                    for prev in block[:block.index(child)]:
+                        if isinstance(prev, (ast.If, ast.Assert)) and _contains(prev.test, key):
+                            return True
+        if isinstance(anc, _SCOPE):
+            return False
+        child = anc
+    return False
+
+
+def _py_none_access(ctx: FileContext, selected) -> list[Finding]:
+    out: list[Finding] = []
+    imports: _Imports | None = None
+    parents: _LocalParents | None = None
+    # Accesses whose object is a call: `<call>.attr` and `<call>[i]` (no parent map needed).
+    for parent in ctx.nodes(ast.Attribute, ast.Subscript):
+        call = parent.value
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            if func.attr not in _NONE_ATTRS:
+                continue
+        elif not isinstance(func, ast.Name):
+            continue
+        if selected is not None and not selected(call.lineno):
+            continue
+        if imports is None:
+            imports = _Imports(ctx)
+        why = _none_source(call, imports)
+        if why is None:
+            continue
+        if parents is None:
+            parents = _LocalParents(ctx)
+        if _guarded(parents, call):
+            continue
+        access = f".{parent.attr}" if isinstance(parent, ast.Attribute) else "[...]"
+        out.append(ctx.finding(NONE_ACCESS, call.lineno, f"`{access}` on a possible None: {why}",
+                               column=call.col_offset + 1))
+    return out
+
+
+# --- SEN304: Python names bound to literals -----------------------------------------------------
+
+def _literal(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, str):
+            return v
+        if isinstance(v, bytes):
+            try:
+                return v.decode("ascii")
+            except UnicodeDecodeError:
+                return None
+        return None
+    if isinstance(node, ast.JoinedStr) and all(isinstance(p, ast.Constant) for p in node.values):
+        return "".join(str(p.value) for p in node.values)  # an f-string without placeholders
+    return None
+
+
+def _target_name(t: ast.AST) -> str | None:
+    if isinstance(t, ast.Name):
+        return t.id
+    if isinstance(t, ast.Attribute):
+        return t.attr
+    if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str):
+        return t.slice.value if _KEY_NAME.match(t.slice.value) else None  # os.environ["API_KEY"] = "..."
+    return None
+
+
+_LITERAL_NODES = (ast.Constant, ast.JoinedStr)
+# Keys that name a setting ("password", "db.password", "api-key"), not data ("AWS::IAM::AccessKey").
+_KEY_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,79}$")
+
+
+def _bindings(ctx: FileContext):
+    """(name, value node) for every place a name is bound to a literal (names resolved lazily:
+    most bindings are not literals, and this runs over every assignment of the file)."""
+    for node in ctx.nodes(ast.Assign):
+        value = node.value
+        if isinstance(value, _LITERAL_NODES):
+            for t in node.targets:
+                yield _target_name(t), value
+        elif isinstance(value, (ast.Tuple, ast.List)):
+            for t in node.targets:
+                if isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
+                    for te, ve in zip(t.elts, value.elts):
+                        if isinstance(ve, _LITERAL_NODES):
+                            yield _target_name(te), ve
+    for node in ctx.nodes(ast.AnnAssign):
+        if isinstance(node.value, _LITERAL_NODES):
+            yield _target_name(node.target), node.value
+    for node in ctx.nodes(ast.keyword):
+        if node.arg and isinstance(node.value, _LITERAL_NODES):
+            yield node.arg, node.value
+    for node in ctx.nodes(ast.Dict):
+        for k, v in zip(node.keys, node.values):
+            if (isinstance(v, _LITERAL_NODES) and isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    and _KEY_NAME.match(k.value)):
+                yield k.value, v
+    for node in ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+        a = node.args
+        positional = a.posonlyargs + a.args
+        for arg, default in zip(positional[len(positional) - len(a.defaults):], a.defaults):
+            yield arg.arg, default
+        for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+            if default is not None:
+                yield arg.arg, default
+
+
+def _py_credentials(ctx: FileContext, extra: tuple[str, ...], in_test: bool,
+                    token_lines: set[int]) -> list[Finding]:
+    threshold = ctx.config.chaos.entropy_threshold
+    out: list[Finding] = []
+    seen: set[tuple[int, int]] = set()
+    selected = _line_filter(ctx)
+    for name, value_node in _bindings(ctx):
+        if not name or not isinstance(value_node, _LITERAL_NODES):
+            continue
+        line = value_node.lineno
+        if line in token_lines or (selected is not None and not selected(line)):
+            continue
+        value = _literal(value_node)
+        if not value:
+            continue
+        level = classify_name(name, extra)
+        if level == NOT_SECRET:
+            continue
+        reason = assess_value(value, level, name, threshold, in_test)
+        if reason is None or (in_test and _fixture_marked(ctx, line)):
+            continue
+        key = (line, value_node.col_offset)
+        if key in seen:
+            continue
+        seen.add(key)
+        raw = ctx.line(line)
+        span = _char_span(raw, value_node)
+        code = _masked_code(raw, value, extra, span)
+        out.append(ctx.finding(CREDENTIAL, line, _cred_message(name, reason),
+                               column=(span[0] + 1) if span else None, code=code))
+    return out
+
+
+def _char_span(raw: str, node: ast.AST) -> tuple[int, int] | None:
+    """Character span of a single-line literal (ast offsets are UTF-8 byte offsets)."""
+    if node.end_lineno != node.lineno or node.end_col_offset is None:
+        return None
+    data = raw.encode("utf-8")
+    start = len(data[:node.col_offset].decode("utf-8", "replace"))
+    end = len(data[:node.end_col_offset].decode("utf-8", "replace"))
+    # Keep the prefix and quotes visible: mask only what is between them.
+    m = _LITERAL_QUOTES.match(raw, start, end)
+    if m and end - m.end() >= len(m.group(1)):
+        return m.end(), end - len(m.group(1))
+    return start, end
+
+
+_LITERAL_QUOTES = re.compile("[A-Za-z]{0,2}(\"\"\"|'''|\"|')")
+
+
+# --- JavaScript / TypeScript --------------------------------------------------------------------
+
+_JS_GATE = re.compile(r"\beval\b|\bFunction\b|\bcatch\b")
+_JS_EVAL = re.compile(r"(?<![\w$.])(?<!function )eval\s*\(|\bnew\s+Function\s*\(")
+_JS_EMPTY_CATCH = re.compile(r"\bcatch\s*(?:\(\s*[\w$]*\s*(?::\s*[\w$]+\s*)?\)\s*)?\{\s*\}")
+_JS_OPEN_CATCH = re.compile(r"\bcatch\s*(?:\(\s*[\w$]*\s*(?::\s*[\w$]+\s*)?\)\s*)?\{\s*$")
+_JS_PROMISE_CATCH = re.compile(r"\.catch\(\s*(?:\(\s*[\w$]*\s*\)|[\w$]+)\s*=>\s*(?:\{\s*\}|null|undefined)\s*\)")
+
+
+def _js(ctx: FileContext) -> list[Finding]:
+    out: list[Finding] = []
+    lexed = ctx.lexed
+    for n in _matching_lines(ctx, _JS_GATE):
+        code = lexed.code_line(n)
+        if len(code) > _MINIFIED_LINE:
+            continue
+        m = _JS_EVAL.search(code)
+        if m:
+            what = "eval()" if m.group().startswith("eval") else "new Function()"
+            out.append(ctx.finding(EVAL_EXEC, n, f"`{what}` runs arbitrary code from a string",
+                                   column=m.start() + 1))
+        m = _JS_EMPTY_CATCH.search(code) or _JS_PROMISE_CATCH.search(code)
+        if m is None:
+            m = _JS_OPEN_CATCH.search(code)
+            if m is not None and not _next_code_closes(lexed, n):
+                m = None
+        if m is not None:
+            out.append(ctx.finding(SWALLOWED, n, "empty catch swallows every error", column=m.start() + 1))
+    return out
+
+
+def _next_code_closes(lexed, n: int) -> bool:
+    for i in range(n + 1, min(n + 50, len(lexed.code))):
+        text = lexed.code_line(i).strip()
+        if text:
+            return text.startswith("}")
+    return False
+
+
+# --- SEN304: names bound to literals, lexically (other languages) --------------------------------
+
+_Q = (r"""(?:"(?P<v1>[^"\\\n]*(?:\\.[^"\\\n]*)*)"|'(?P<v2>[^'\\\n]*(?:\\.[^'\\\n]*)*)'|"""
+      r"""`(?P<v3>[^`\\\n]*(?:\\.[^`\\\n]*)*)`)""")
+# A type annotation between a name and "=" (TypeScript, Kotlin, Python): string, Map<K, V>, T[] | null.
+_TYPE = r"[A-Za-z_][\w.]*(?:<[^<>=\n]*>)?(?:\[\])*(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:<[^<>=\n]*>)?(?:\[\])*)*\??"
+_CODE_KV = re.compile(
+    r"""(?P<key>(?<![\w$.\-])[A-Za-z_$@][\w$.\-]*|"[\w.\-]{1,80}"|'[\w.\-]{1,80}'|(?<![\w:]):[A-Za-z_]\w*)"""
+    r"""\]?[ \t]*(?::[ \t]*""" + _TYPE + r"""[ \t]*=|:=|=>|=|:)(?!=)[ \t]*(?P<val>""" + _Q + ")")
+_CFG_KV = re.compile(
+    r"""^[ \t]*(?:(?:export|ENV|ARG|set|setenv|declare(?:[ \t]+-\w+)?)[ \t]+|-[ \t]+|--?)?"""
+    r"""(?P<key>"[\w.\-]{1,80}"|'[\w.\-]{1,80}'|[A-Za-z_][\w.\-]*)[ \t]*(?:[:?+]?=|:(?=[ \t]|$))[ \t]*"""
+    r"""(?P<rest>.*)$""")
+_QUOTED_START = re.compile(_Q)
+_UNQUOTED_OK = re.compile(r"""^[^\s'"`$!&*|>{\[(%@<][^\s'"`]*$""")
+_DOTENV_COMMENT = re.compile(r"[ \t]+#.*$")
+# Longer lines are minified or generated code: names there are mangled, values are data.
+_MINIFIED_LINE = 500
+
+
+def _lexical_credentials(ctx: FileContext, extra: tuple[str, ...], in_test: bool,
+                         token_lines: set[int]) -> list[Finding]:
+    lang = ctx.language
+    config_style = lang in _CONFIG_LANGS
+    if not config_style and lang not in _CODE_LANGS:
+        return []
+    gate = secret_binding_pattern(extra)
+    threshold = ctx.config.chaos.entropy_threshold
+    lexed = ctx.lexed if lang in _LEXED_LANGS else None
+    out: list[Finding] = []
+    for n in _matching_lines(ctx, gate, lowered=True):
+        if n in token_lines:
+            continue
+        raw = ctx.line(n)
+        if len(raw) > _MINIFIED_LINE:
+            continue
+        code = lexed.code_line(n) if lexed is not None else raw
+        pairs = _config_pairs(raw, code, lang, lexed is not None) if config_style else []
+        if not pairs:
+            pairs = _code_pairs(raw, code, lexed is not None)
+        for key, value, start, end in pairs:
+            level = classify_name(key, extra)
+            if level == NOT_SECRET:
+                continue
+            reason = assess_value(value, level, key, threshold, in_test)
+            if reason is None or (in_test and _fixture_marked(ctx, n)):
+                continue
+            out.append(ctx.finding(CREDENTIAL, n, _cred_message(key, reason), column=start + 1,
+                                   code=_masked_code(raw, value, extra, (start, end))))
+            break
+    return out
+
+
+def _key_name(key: str) -> str:
+    return key.strip("\"'").lstrip("$@:")
+
+
+def _code_pairs(raw: str, code: str, lexed: bool) -> list[tuple[str, str, int, int]]:
+    pairs = []
+    for m in _CODE_KV.finditer(raw):
+        ks, ke = m.span("key")
+        vs, ve = m.span("val")
+        if lexed and not (_is_code(raw, code, ks, ke) and _is_string(code, vs, ve)):
+            continue
+        group = "v1" if m.group("v1") is not None else ("v2" if m.group("v2") is not None else "v3")
+        pairs.append((_key_name(m.group("key")), m.group(group), *m.span(group)))
+    return pairs
+
+
+def _config_pairs(raw: str, code: str, lang: str, lexed: bool) -> list[tuple[str, str, int, int]]:
+    m = _CFG_KV.match(raw)
+    if m is None:
+        return []
+    ks, ke = m.span("key")
+    if lexed and not _is_code(raw, code, ks, ke):
+        return []
+    rs = m.start("rest")
+    q = _QUOTED_START.match(raw, rs)
+    if q is not None:
+        group = "v1" if q.group("v1") is not None else ("v2" if q.group("v2") is not None else "v3")
+        return [(_key_name(m.group("key")), q.group(group), *q.span(group))]
+    if lexed:
+        end = len(code.rstrip())  # comments are blanked in the code line
+    else:
+        end = rs + len(_DOTENV_COMMENT.sub("", raw[rs:]).rstrip())
+    value = raw[rs:end].strip()
+    if not value or not _UNQUOTED_OK.match(value) or "${" in value or "$(" in value:
+        return []
+    start = raw.index(value, rs)
+    return [(_key_name(m.group("key")), value, start, start + len(value))]
+
+
+def _is_code(raw: str, code: str, start: int, end: int) -> bool:
+    """Is raw[start:end] code: an identifier outside strings/comments, or one whole string token?"""
+    if raw[start] in "\"'":
+        return _is_string(code, start, end)
+    return code[start:end] == raw[start:end]
+
+
+def _is_string(code: str, start: int, end: int) -> bool:
+    """In the lexed line a whole literal keeps its quotes and has its contents blanked."""
+    if end - start < 2 or end > len(code):
+        return False
+    return code[start] in "\"'`" and code[end - 1] == code[start] and not code[start + 1:end - 1].strip()

@@ -1,0 +1,357 @@
+"""The chaos check end to end: swallowed errors, eval, hardcoded credentials, None access."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from sentinel import engine
+from sentinel.config import validate
+from sentinel.diffparse import parse_diff
+from sentinel.report import FORMATS, render
+from sentinel.sources import Change
+from tests.conftest import codes, gate_new_file
+
+# Realistic-looking credentials are assembled at run time so this file never contains one.
+AWS_KEY = "AKIA" + "Q3RZ7XW2MPL5VN8T"
+GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+GITHUB_PAT = "github_pat_" + "11ABCDEFG0" + "aZ3kL9qW2xV7nB4mP8rT5yU1cH6jD0sF" * 2
+SLACK_TOKEN = "xoxb-" + "2145876390-4938271650423-" + "Zq8RwX3vLk5NpT7bYc2HdF9m"
+GOOGLE_KEY = "AIza" + "SyD3x9Q2mN7pL4kR8tV1wZ6cB5nH0jF2gX4"
+STRIPE_KEY = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+PEM = ("-----BEGIN " + "RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAx7Kp2vQ9" + "Lm3Rt8Wz" * 6 + "\n"
+       + "Qk4Zr9Tn" * 8 + "\n-----END RSA PRIVATE KEY-----\n")
+# A password that appears in no rule documentation, so any occurrence in a report is a leak.
+SECRET = "Zephyr-9-Quokka"
+
+
+def test_fake_tokens_have_the_real_shapes():
+    assert len(AWS_KEY) == 20 and len(GITHUB_TOKEN) == 40 and len(GOOGLE_KEY) == 39
+
+
+def chaos_codes(verdict) -> list[str]:
+    assert not [r for r in verdict.checks if r.check == "chaos" and r.status.value == "error"], verdict.checks
+    return [c for c in codes(verdict) if c.startswith("SEN3")]
+
+
+MUST_FIRE = [
+    # (id, path, content, rule)
+    ("bare-except", "app.py", "try:\n    x()\nexcept:\n    pass\n", "SEN301"),
+    ("bare-except-with-body", "app.py", "try:\n    x()\nexcept:\n    log(1)\n    raise\n", "SEN301"),
+    ("except-exception-pass", "app.py", "try:\n    x()\nexcept Exception:\n    pass\n", "SEN302"),
+    ("except-exception-as-e", "app.py", "try:\n    x()\nexcept Exception as e:\n    pass\n", "SEN302"),
+    ("except-baseexception", "app.py", "try:\n    x()\nexcept BaseException:\n    ...\n", "SEN302"),
+    ("except-tuple-continue", "app.py",
+     "for i in y:\n    try:\n        x(i)\n    except (ValueError, Exception):\n        continue\n", "SEN302"),
+    ("except-return-none", "app.py", "def f():\n    try:\n        return x()\n    except Exception:\n"
+                                     "        return None\n", "SEN302"),
+    ("js-empty-catch", "app.js", "try { f(); } catch (e) {}\n", "SEN302"),
+    ("js-empty-catch-multiline", "app.ts", "try {\n  f();\n} catch (e: unknown) {\n  // ignore\n}\n", "SEN302"),
+    ("js-promise-catch", "app.js", "load().catch(() => {});\n", "SEN302"),
+    ("eval", "app.py", "def run(user_input):\n    return eval(user_input)\n", "SEN303"),
+    ("exec", "app.py", "exec(code)\n", "SEN303"),
+    ("js-eval", "app.js", "const v = eval(input);\n", "SEN303"),
+    ("js-new-function", "app.ts", "const f = new Function('a', body);\n", "SEN303"),
+    ("annotated-password", "app.py", "password: str = 'hunter2'\n", "SEN304"),
+    ("dict-password", "app.py", 'CONFIG = {"password": "hunter2"}\n', "SEN304"),
+    ("kwarg-password", "app.py", 'db = connect(password="hunter2")\n', "SEN304"),
+    ("assign-password", "app.py", 'password = "hunter2"\n', "SEN304"),
+    ("attribute-api-key", "app.py", "class C:\n    def __init__(self):\n        self.api_key = 'k9Qz7LmX2a'\n",
+     "SEN304"),
+    ("param-default", "app.py", 'def connect(host, password="hunter2"):\n    return host\n', "SEN304"),
+    ("kwonly-default", "app.py", 'def connect(*, token="hunter2abc"):\n    return token\n', "SEN304"),
+    ("github-token-name", "app.py", 'github_token = "hunter2abc"\n', "SEN304"),
+    ("environ-subscript", "app.py", 'import os\nos.environ["DB_PASSWORD"] = "hunter2"\n', "SEN304"),
+    ("fstring-without-placeholders", "app.py", 'password = f"hunter2"\n', "SEN304"),
+    ("url-with-password", "app.py", 'db_password = "postgres://app:s3cr3tpw@db/prod"\n', "SEN304"),
+    ("extra-secret-name", "app.py", 'pin_code = "hunter2"\n', "SEN304"),  # see config below
+    ("high-entropy-signing-key", "app.py", 'SIGNING_KEY = "q8Xz3LmP0vR7tYb2WnK5sJd9HcF4gA1e"\n', "SEN304"),
+    ("aws-in-dotenv", ".env", f"AWS_ACCESS_KEY_ID={AWS_KEY}\n", "SEN304"),
+    ("aws-in-yaml", "deploy/config.yaml", f"aws:\n  access_key_id: {AWS_KEY}\n", "SEN304"),
+    ("aws-in-json", "config.json", f'{{"id": "{AWS_KEY}"}}\n', "SEN304"),
+    ("aws-in-ini", "setup.cfg", f"[aws]\nid = {AWS_KEY}\n", "SEN304"),
+    ("github-in-shell", "run.sh", f"curl -H 'Authorization: token {GITHUB_TOKEN}' x\n", "SEN304"),
+    ("github-pat-in-python-comment", "app.py", f"x = 1  # {GITHUB_PAT}\n", "SEN304"),
+    ("slack-in-js", "app.js", f"const hook = '{SLACK_TOKEN}';\n", "SEN304"),
+    ("google-in-toml", "app.toml", f'maps = "{GOOGLE_KEY}"\n', "SEN304"),
+    ("stripe-in-go", "pay.go", f'var client = stripe.New("{STRIPE_KEY}")\n', "SEN304"),
+    ("private-key-python", "keys.py", f'KEY = """{PEM}"""\n', "SEN304"),
+    ("private-key-file", "deploy/key.txt.enc", PEM, "SEN304"),
+    ("token-in-example-dir", "examples/config.yaml", f"key: {AWS_KEY}\n", "SEN304"),
+    ("password-in-dotenv", ".env", "DB_PASSWORD=hunter2\n", "SEN304"),
+    ("password-in-yaml", "docker-compose.yml", "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: hunter2\n",
+     "SEN304"),
+    ("password-in-json", "config.json", '{"password": "hunter2"}\n', "SEN304"),
+    ("password-in-ini", "app.ini", "[db]\npassword = hunter2\n", "SEN304"),
+    ("password-in-js", "app.js", 'const password = "hunter2";\n', "SEN304"),
+    ("api-key-in-ts-object", "app.ts", 'const cfg = { apiKey: "k9Qz7LmX2a" };\n', "SEN304"),
+    ("password-in-go", "main.go", 'func f() {\n\tpassword := "hunter2"\n\t_ = password\n}\n', "SEN304"),
+    ("test-file-real-looking", "tests/test_login.py", 'password = "hunter2"\n', "SEN304"),
+    ("unparseable-python-password", "broken.py", 'def f(:\n    password = "hunter2"\n', "SEN304"),
+    ("unparseable-python-bare-except", "broken.py", "def f(:\ntry:\n    x()\nexcept:\n    pass\n", "SEN301"),
+    ("unparseable-python-swallow", "broken.py", "def f(:\ntry:\n    x()\nexcept Exception:\n    pass\n", "SEN302"),
+    ("re-match-group", "app.py", "import re\nv = re.match(r'(\\d+)', s).group(1)\n", "SEN305"),
+    ("re-search-span", "app.py", "import re\nv = re.search('a', s).span()\n", "SEN305"),
+    ("re-fullmatch-groups", "app.py", "import re\nv = re.fullmatch('(a)', s).groups()\n", "SEN305"),
+    ("re-search-subscript", "app.py", "import re\nv = re.search('(a)', s)[1]\n", "SEN305"),
+    ("compiled-pattern", "app.py", "import re\nPAT = re.compile('(a)')\nv = PAT.match(s).group()\n", "SEN305"),
+    ("re-alias", "app.py", "import re as regexp\nv = regexp.search('(a)', s).groupdict()\n", "SEN305"),
+    ("from-re-import", "app.py", "from re import search\nv = search('(a)', s).start()\n", "SEN305"),
+    ("dict-get-attr", "app.py", "v = d.get(k).name\n", "SEN305"),
+    ("dict-get-subscript", "app.py", "v = d.get(k)[0]\n", "SEN305"),
+    ("dict-get-method", "app.py", "v = d.get(k).lower()\n", "SEN305"),
+    ("dict-get-none-default", "app.py", "v = d.get(k, None).lower()\n", "SEN305"),
+    ("environ-get", "app.py", "import os\nv = os.environ.get('X').lower()\n", "SEN305"),
+    ("getenv", "app.py", "import os\nv = os.getenv('X').split(',')\n", "SEN305"),
+    ("shutil-which", "app.py", "import shutil\nv = shutil.which('git').strip()\n", "SEN305"),
+    ("chained-get", "app.py", "import json\nv = json.loads(s).get('a').get('b')\n", "SEN305"),
+]
+
+MUST_NOT_FIRE = [
+    ("except-in-comment-and-string", "app.py", "# try: x()\n# except: pass\ns = 'except: pass'\n"),
+    ("except-valueerror-pass", "app.py", "try:\n    x()\nexcept ValueError:\n    pass\n"),
+    ("except-exception-logs", "app.py", "try:\n    x()\nexcept Exception as e:\n    log.warning(e)\n"),
+    ("except-exception-reraises", "app.py", "try:\n    x()\nexcept Exception:\n    cleanup()\n    raise\n"),
+    ("except-exception-returns-value", "app.py",
+     "def f():\n    try:\n        return x()\n    except Exception:\n        return []\n"),
+    ("js-catch-handles", "app.js", "try { f(); } catch (e) { report(e); }\n"),
+    ("js-catch-in-string", "app.js", "const s = 'try {} catch (e) {}';\n// catch (e) {}\n"),
+    ("model-eval", "app.py", "model.eval()\nself.exec()\ntorch.eval\n"),
+    ("literal-eval", "app.py", "import ast\nv = ast.literal_eval(s)\n"),
+    ("shadowed-eval-import", "app.py", "from evaluator import eval\nv = eval(s)\n"),
+    ("shadowed-eval-def", "app.py", "def eval(s):\n    return s\n\n\nv = eval(s)\n"),
+    ("shadowed-exec-assign", "app.py", "exec = runner.run\nexec(job)\n"),
+    ("eval-in-string", "app.py", "s = 'eval(x)'\n# eval(x)\n"),
+    ("js-method-eval", "app.js", "window.eval(x);\nconst s = 'eval(x)';\n// eval(x)\nfunction eval(x) { return x }\n"),
+    ("format-call", "app.py", 'password = "{}".format(x)\n'),
+    ("percent-format", "app.py", 'password = "%s" % x\n'),
+    ("fstring-placeholder", "app.py", 'password = f"{prefix}-suffix"\n'),
+    ("max-token", "app.py", 'max_token = "5"\n'),
+    ("token-count", "app.py", 'token_count = "12"\n'),
+    ("token-type", "app.py", 'token_type = "bearer"\n'),
+    ("password-field", "app.py", 'password_field = "password"\n'),
+    ("qualifier-names", "app.py", 'TOKEN_URL = "https://auth.example.com/token"\nsecret_name = "prod-db-credentials"\n'
+                                  'password_hash_algorithm = "argon2id"\npassword_min_length = "12"\n'),
+    ("env-lookups", "app.py", 'import os\npassword = os.environ["PW"]\ntoken = os.getenv("TOKEN")\n'
+                              'api_key = os.environ.get("API_KEY")\n'),
+    ("empty", "app.py", 'api_key = ""\n'),
+    ("your-api-key", "app.py", 'API_KEY = "YOUR_API_KEY"\n'),
+    ("placeholders", "app.py",
+     'a = dict(password="changeme", token="<password>", secret="xxx", pwd="***", api_key="${VAR}",\n'
+     '         passwd="{password}", client_secret="dummy", access_token="example", auth_token="test",\n'
+     '         credentials="password", private_key="your-private-key-here")\n'),
+    ("value-equals-name", "app.py", 'GITHUB_TOKEN = "GITHUB_TOKEN"\n'),
+    ("identifiers-as-values", "app.py", 'token = "access_token"\nPASSWORD_ENV = "DB_PASSWORD"\n'
+                                        'secret = "AWSSecretKey"\npassword = "user_password"\n'),
+    ("short-and-digits", "app.py", 'password = "abc"\ntoken = "123456789"\n'),
+    ("url-without-credentials", "app.py", 'api_key = "https://keys.example.com/v1"\n'),
+    ("paths", "app.py", 'secret = "/run/secrets/db"\ntoken = "~/.config/token"\n'),
+    ("tokenizer-vocabulary", "app.py", 'pad_token = "[PAD]"\ntok(eos_token="</s>", bos_token="<|begin|>")\n'),
+    ("aws-documentation-key", "app.py", 'aws_access_key_id = "AKIAIOSFODNN7EXAMPLE"\n'),
+    ("regex-value", "app.py", 'token = r"[-!#$%&*+.^_|~0-9A-Za-z]+"\n'),
+    ("header-name", "app.py", 'API_KEY_HEADER = "x-api-key"\napi_key = "X-Goog-Api-Key"\n'),
+    ("low-entropy-key", "app.py", 'sort_key = "name"\nCACHE_KEY = "users:profile:v2"\npublic_key = "ssh-ed25519"\n'),
+    ("public-key-der", "app.py", 'key = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEabcdefghij1234567890ABCDEFGHIJ"\n'),
+    ("translation", "locales/de.json", '{"password": "Passwort", "token": "Jeton"}\n'),
+    ("lockfile", "package-lock.json", '{\n  "js-tokens": "^4.0.0",\n  "password": "^1.2.3"\n}\n'),
+    ("placeholder-dotenv", ".env.example", "DB_PASSWORD=changeme\nAPI_KEY=${API_KEY}\nTOKEN=\n"),
+    ("yaml-references", "app.yaml", "password: ${DB_PASSWORD}\ntoken: '{{ vault_token }}'\nsecret: !vault |\n"),
+    ("js-comparison", "app.js", 'if (password === "hunter2") { deny(); }\n'),
+    ("js-label", "app.js", 'const passwordLabel = "Password";\nconst field = { type: "password" };\n'),
+    ("test-file-marker-words", "tests/test_login.py", 'password = "test-password-1"\napi_key = "fake_key_123"\n'),
+    ("test-file-fixture-mark", "tests/test_login.py", 'password = "hunter2"  # sentinel: fixture\n'),
+    ("fixture-path", "tests/fixtures/creds.py", 'password = "hunter2"\n'),
+    ("example-config", "examples/config.yaml", "password: hunter2\n"),
+    ("template-file", "deploy/settings.template.py", 'password = "hunter2"\n'),
+    ("prose", "README.md", f"password = hunter2\n{AWS_KEY}\n"),
+    ("dict-get-default", "app.py", "v = d.get(k, {}).x\n"),
+    ("match-checked", "app.py", "import re\nm = re.match(p, s)\nif m:\n    v = m.group()\n"),
+    ("get-guarded-if", "app.py", "if d.get(k):\n    v = d.get(k).x\n"),
+    ("get-guarded-and", "app.py", "v = d.get(k) and d.get(k).x\n"),
+    ("get-guarded-ternary", "app.py", "v = d.get(k).x if d.get(k) is not None else None\n"),
+    ("get-guarded-earlier-return", "app.py",
+     "import re\n\n\ndef f(s):\n    if not re.match('a', s):\n        return None\n"
+     "    return re.match('a', s).group()\n"),
+    ("get-guarded-try", "app.py", "try:\n    v = d.get(k).x\nexcept AttributeError:\n    v = None\n"),
+    ("get-comprehension-filter", "app.py", "v = [d.get(k).x for k in ks if d.get(k)]\n"),
+    ("requests-get", "app.py", "import requests\nv = requests.get(url).json()\nw = session.get('/users').json()\n"),
+    ("always-matching-pattern", "app.py", "import re\nindent = re.match(r'\\s*', line).group()\n"),
+    ("none-access-in-tests", "tests/test_parse.py", "import re\n\n\ndef test_x():\n"
+                                                    "    assert re.match('a', 'a').group() == 'a'\n"),
+    ("not-re-module", "app.py", "v = parser.match(tokens).group()\n"),
+]
+
+
+def _config_for(case_id: str) -> dict | None:
+    if case_id == "extra-secret-name":
+        return {"chaos": {"extra-secret-names": ["pin_code"]}}
+    return None
+
+
+@pytest.mark.parametrize("case_id,path,content,rule", MUST_FIRE, ids=[c[0] for c in MUST_FIRE])
+def test_must_fire(case_id, path, content, rule):
+    verdict = gate_new_file(path, content, _config_for(case_id))
+    assert rule in chaos_codes(verdict), f"{case_id}: {chaos_codes(verdict)}"
+
+
+@pytest.mark.parametrize("case_id,path,content", MUST_NOT_FIRE, ids=[c[0] for c in MUST_NOT_FIRE])
+def test_must_not_fire(case_id, path, content):
+    verdict = gate_new_file(path, content)
+    found = [(f.rule, f.line, f.message) for f in verdict.findings if f.rule.startswith("SEN3")]
+    assert found == [], f"{case_id}: {found}"
+
+
+def test_findings_point_at_the_right_line_with_specific_messages():
+    src = ("import re\n\n\ndef f(s):\n    try:\n        g()\n    except:\n        pass\n"
+           "    return re.search('x', s).end()\n")
+    verdict = gate_new_file("app.py", src)
+    got = {(f.rule, f.line) for f in verdict.findings if f.rule.startswith("SEN3")}
+    assert got == {("SEN301", 7), ("SEN305", 9)}
+    none = next(f for f in verdict.findings if f.rule == "SEN305")
+    assert "re.search()" in none.message and ".end" in none.message and none.severity.value == "warning"
+
+
+def test_one_finding_per_token_line_and_no_duplicate_name_finding():
+    verdict = gate_new_file("app.py", f'GITHUB_TOKEN = "{GITHUB_TOKEN}"\n')
+    found = [f for f in verdict.findings if f.rule == "SEN304"]
+    assert len(found) == 1 and found[0].message == "GitHub token in the change"
+
+
+# --- redaction: the value never leaves the check ---------------------------------------------------
+
+LEAK_CASES = [
+    ("app.py", f'password = "{SECRET}"\n', SECRET),
+    ("app.py", f'db = connect(user="app", password="{SECRET}")\n', SECRET),
+    ("app.py", f'CONFIG = {{"api_key": "{SECRET}"}}\n', SECRET),
+    (".env", f"DB_PASSWORD={SECRET}\nAWS_ACCESS_KEY_ID={AWS_KEY}\n", SECRET),
+    (".env", f"AWS_ACCESS_KEY_ID={AWS_KEY}\n", AWS_KEY),
+    ("deploy.yaml", f"token: {GITHUB_TOKEN}\n", GITHUB_TOKEN),
+    ("app.js", f"const slack = '{SLACK_TOKEN}';\n", SLACK_TOKEN),
+    ("app.py", f'DSN = "postgres://app:{SECRET}@db/prod"\ndb_password = "postgres://app:{SECRET}@db/prod"\n', SECRET),
+    ("keys.py", f'KEY = """{PEM}"""\n', PEM.split("\n")[1]),
+]
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("path,content,secret", LEAK_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(LEAK_CASES)])
+def test_secret_never_appears_in_any_report(fmt, path, content, secret):
+    verdict = gate_new_file(path, content)
+    assert "SEN304" in codes(verdict)
+    for f in verdict.findings:
+        assert secret not in f.code and secret not in f.message
+    assert secret not in render(verdict, fmt)
+
+
+def test_redacted_code_keeps_the_shape_of_the_line():
+    verdict = gate_new_file("app.py", f'db = connect(user="app", password="{SECRET}")\n')
+    (finding,) = [f for f in verdict.findings if f.rule == "SEN304"]
+    assert finding.code == 'db = connect(user="app", password="Ze***")'
+    data = json.loads(render(verdict, "json"))
+    assert data["findings"][0]["code"] == finding.code
+
+
+def test_multiline_and_escaped_literals_are_still_masked():
+    src = f'password = (\n    "{SECRET[:6]}"\n    "{SECRET[6:]}"\n)\ntoken = "\\x41{SECRET}"\n'
+    verdict = gate_new_file("app.py", src)
+    found = [f for f in verdict.findings if f.rule == "SEN304"]
+    assert len(found) == 2
+    for f in found:
+        assert SECRET not in f.code and SECRET[6:] not in f.code
+
+
+# --- configuration ----------------------------------------------------------------------------------
+
+def test_entropy_threshold_is_configurable():
+    # 4.6 bits/char over 32 characters: 92% of the 5 bits a 32-character string can carry
+    src = 'SIGNING_KEY = "q8Xz3Lq8Xz3LmP0vR7tYb2WnK5sJd9Hc"\n'
+    assert "SEN304" in codes(gate_new_file("app.py", src))
+    assert "SEN304" in codes(gate_new_file("app.py", src, {"chaos": {"entropy-threshold": 5.5}}))
+    assert "SEN304" not in codes(gate_new_file("app.py", src, {"chaos": {"entropy-threshold": 5.6}}))
+
+
+def test_fixture_paths_are_configurable():
+    src = 'password = "hunter2"\n'
+    assert "SEN304" in codes(gate_new_file("seed/creds.py", src))
+    assert "SEN304" not in codes(gate_new_file("seed/creds.py", src, {"chaos": {"fixture-paths": ["seed/**"]}}))
+
+
+def test_chaos_can_be_disabled():
+    verdict = gate_new_file("app.py", "eval(x)\n", {"chaos": {"enabled": False}})
+    assert "SEN303" not in codes(verdict)
+
+
+def test_inline_suppression_works_for_chaos_rules():
+    src = "try:\n    x()\nexcept Exception:  # sentinel: ignore[SEN302]\n    pass\n"
+    verdict = gate_new_file("app.py", src)
+    assert "SEN302" not in codes(verdict) and verdict.suppressed == 1
+
+
+# --- filter modes: only what the change added ---------------------------------------------------------
+
+def _modify_diff() -> str:
+    # new-file lines 1-5; line 4 is added, the rest is context
+    return ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,4 +1,5 @@\n"
+            " try:\n     g()\n except:\n+password = 'hunter2'\n     pass\n")
+
+
+def test_added_mode_reports_only_added_lines(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("try:\n    g()\nexcept:\npassword = 'hunter2'\n    pass\n")
+    cfg = validate({}, "test")
+    got = {}
+    for mode in ("added", "diff_context"):
+        cs = parse_diff(_modify_diff())
+        v = engine.run(Change(cs), cfg, engine.RunOptions(filter_mode=engine.FilterMode(mode)))
+        got[mode] = sorted(c for c in codes(v) if c.startswith("SEN3"))
+    assert got["added"] == ["SEN304"]
+    assert got["diff_context"] == ["SEN301", "SEN304"]
+
+
+# --- through git and the real CLI -------------------------------------------------------------------------
+
+def test_cli_blocks_a_staged_credential_and_never_prints_it(repo):
+    repo.write("app.py", 'import os\n\n\ndef connect():\n    return os.environ["DB_URL"]\n')
+    repo.add("app.py")
+    repo.commit("init")
+    repo.write("app.py", f'import os\n\nDB_PASSWORD = "{SECRET}"\n\n\ndef connect():\n'
+                         f'    return os.environ["DB_URL"]\n')
+    repo.write(".env", f"AWS_ACCESS_KEY_ID={AWS_KEY}\n")
+    repo.add("app.py", ".env")
+    for args in (("--format", "text", "--no-color"), ("--format", "json", "--no-memory")):
+        proc = repo.sentinel("check", *args)
+        assert proc.returncode == 1, proc.stderr
+        assert "SEN304" in proc.stdout
+        assert SECRET not in proc.stdout + proc.stderr and AWS_KEY not in proc.stdout + proc.stderr
+    state = repo.path / ".git" / "sentinel"
+    for root, _, files in os.walk(state):
+        for name in files:
+            data = (os.path.join(root, name))
+            with open(data, "rb") as fh:
+                blob = fh.read()
+            assert SECRET.encode() not in blob and AWS_KEY.encode() not in blob, data
+
+
+def test_cli_passes_clean_change(repo):
+    repo.write("app.py", "import ast\n\n\ndef parse(s):\n    return ast.literal_eval(s)\n")
+    repo.add("app.py")
+    proc = repo.sentinel("check")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "SEN30" not in proc.stdout
+
+
+# --- speed ----------------------------------------------------------------------------------------------
+
+def test_large_added_files_stay_fast():
+    py = "".join(f"def f{i}(d, s):\n    v = d.get('k{i}', {{}})\n    return v\n\n\n" for i in range(2000))
+    js = "".join(f"const v{i} = compute({i}); // token count {i}\n" for i in range(10000))
+    t0 = time.perf_counter()
+    v_py = gate_new_file("big.py", py, only_checks=["chaos"])
+    v_js = gate_new_file("big.js", js, only_checks=["chaos"])
+    elapsed = time.perf_counter() - t0
+    assert chaos_codes(v_py) == [] and chaos_codes(v_js) == []
+    chaos_ms = sum(r.duration_ms for v in (v_py, v_js) for r in v.checks if r.check == "chaos")
+    # ~20K lines; generous bound for slow CI machines (typically well under a second)
+    assert chaos_ms < 8000 and elapsed < 30
