@@ -11,23 +11,25 @@ import sys
 from sentinel import __version__
 from sentinel.errors import SentinelError
 
-# Subcommands living in their own modules; each has register(subparsers). Missing ones are skipped.
-COMMAND_MODULES = ["sentinel.commands.core", "sentinel.commands.memory", "sentinel.commands.recall", "sentinel.commands.intent",
-                   "sentinel.commands.ci"]
+# Subcommands living in their own modules; each has register(subparsers).
+COMMAND_MODULES = ["sentinel.commands.core", "sentinel.commands.memory", "sentinel.commands.recall",
+                   "sentinel.commands.intent", "sentinel.commands.ci"]
+# Which module declares a command: the hook path builds only the parser it needs (building
+# every subcommand's arguments costs more than a small check).
+COMMAND_OWNER = {"check": "sentinel.commands.core", "rules": "sentinel.commands.core",
+                 "explain": "sentinel.commands.core", "config": "sentinel.commands.core",
+                 "baseline": "sentinel.commands.core", "memory": "sentinel.commands.memory",
+                 "recall": "sentinel.commands.recall", "commit-msg": "sentinel.commands.intent",
+                 "ci": "sentinel.commands.ci"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sentinel", description="An audit gate for code changes that remembers.")
     parser.add_argument("--version", action="version", version=f"sentinel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        module.register(sub)
+    owner = COMMAND_OWNER.get(command or "")
+    for name in ([owner] if owner else COMMAND_MODULES):
+        importlib.import_module(name).register(sub)
     return parser
 
 
@@ -36,9 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     # (3x on a 600K-line change) and nothing it could free matters before exit.
     gc.disable()
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
     if not argv:
         argv = ["check"]
+    parser = build_parser(argv[0])
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

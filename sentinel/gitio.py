@@ -39,19 +39,32 @@ def run_git(args: list[str], cwd: str | None = None, input_bytes: bytes | None =
     return proc.stdout
 
 
-def repo_root(cwd: str | None = None) -> str:
+_LOCATIONS: dict[str, tuple[str, str]] = {}
+
+
+def _locate(cwd: str | None) -> tuple[str, str]:
+    """(top level, absolute git dir) of the repository at cwd, from one git call, cached per process."""
+    where = os.path.abspath(cwd or os.getcwd())
+    hit = _LOCATIONS.get(where)
+    if hit:
+        return hit
     exe = git_executable()
-    proc = subprocess.run([exe, "rev-parse", "--show-toplevel"], cwd=cwd,
+    proc = subprocess.run([exe, "rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd=where,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if proc.returncode != 0:
-        where = os.path.abspath(cwd or os.getcwd())
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode != 0 or len(lines) < 2:
         raise GitError(f"not a git repository: {where} (run inside a repository, or use --diff FILE)")
-    return proc.stdout.decode("utf-8", "surrogateescape").strip()
+    _LOCATIONS[where] = (lines[0], lines[1])
+    _LOCATIONS.setdefault(lines[0], (lines[0], lines[1]))
+    return lines[0], lines[1]
+
+
+def repo_root(cwd: str | None = None) -> str:
+    return _locate(cwd)[0]
 
 
 def git_dir(root: str) -> str:
-    out = run_git(["rev-parse", "--absolute-git-dir"], cwd=root)
-    return out.decode("utf-8", "surrogateescape").strip()
+    return _locate(root)[1]
 
 
 def has_commits(root: str) -> bool:

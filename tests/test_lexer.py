@@ -7,13 +7,10 @@ comments. Other languages are pinned by hand-written cases.
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import importlib
 import inspect
 import io
 import os
-import time
 import tokenize
 from functools import cache
 
@@ -162,17 +159,6 @@ def test_string_inner_lines_are_the_continuations_only():
     lexed = lex('def f():\n    """Doc.\n\n    More.\n    """\n    return "x"\n', "python")
     assert lexed.string_lines == {2, 3, 4, 5, 6}
     assert lexed.string_inner == {3, 4, 5}
-
-
-def test_faster_than_tokenize():
-    source = _source(inspect.getsourcefile(argparse)) + _source(inspect.getsourcefile(difflib))
-    t0 = time.perf_counter()
-    reference(source)
-    slow = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    lex(source, "python")
-    fast = time.perf_counter() - t0
-    assert fast * 2 < slow
 
 
 # --- other languages -------------------------------------------------------------------------

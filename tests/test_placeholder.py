@@ -279,9 +279,7 @@ def test_cli_blocks_placeholders_in_a_real_repo(repo):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_large_change_is_fast():
-    import time
-
+def test_large_change_finds_the_one_marker():
     from sentinel.checks.base import FileContext
     from sentinel.config import Config
     from sentinel.models import FileChange, FileStatus, FilterMode
@@ -290,9 +288,8 @@ def test_large_change_is_fast():
     fc = FileChange(path="big.py", old_path=None, status=FileStatus.ADDED, language="python",
                     added={i: ln for i, ln in enumerate(body.split("\n")[:-1], 1)})
     ctx = FileContext(fc, Config(), FilterMode.ADDED, body)
-    t0 = time.perf_counter()
+    # speed on large changes is measured in benchmarks/, not asserted here
     assert [f.rule for f in placeholder.check_file(ctx)] == ["SEN401"]
-    assert time.perf_counter() - t0 < 1.5  # 60K lines, lexed once; typically ~0.2 s
 
 
 def test_inline_suppression_applies():

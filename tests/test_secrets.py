@@ -40,7 +40,7 @@ def test_name_words(name, words):
     ("public_key", NOT_SECRET), ("pad_token", NOT_SECRET), ("eos_token", NOT_SECRET), ("is_secret", NOT_SECRET),
     ("tokens", NOT_SECRET), ("keyword", NOT_SECRET), ("monkey", NOT_SECRET), ("username", NOT_SECRET),
     # weak heads need a high-entropy value
-    ("signing_key", WEAK), ("SECRET_KEY_BASE", STRONG), ("salt", WEAK), ("Authorization", WEAK), ("key", WEAK),
+    ("SECRET_KEY_BASE", STRONG), ("signing_key", WEAK), ("salt", WEAK), ("Authorization", WEAK), ("key", WEAK),
 ])
 def test_classify_name(name, level):
     assert classify_name(name) == level

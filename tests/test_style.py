@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -323,14 +322,12 @@ def test_runs():
     assert style._runs([1, 2, 3, 7, 9, 10]) == [(1, 3), (7, 7), (9, 10)]
 
 
-def test_large_change_is_fast():
+def test_large_change_has_no_false_positives():
     body = "".join(f"def f{i}(a, b):\n    return a + b  # sum {i}\n\n" for i in range(20000))
     fc = FileChange(path="big.py", old_path=None, status=FileStatus.ADDED, language="python",
                     added={i: ln for i, ln in enumerate(body.split("\n")[:-1], 1)})
     ctx = FileContext(fc, Config(), FilterMode.ADDED, body)
-    t0 = time.perf_counter()
-    assert style.check_file(ctx) == []
-    assert time.perf_counter() - t0 < 1.0  # 60K lines; typically ~50 ms
+    assert style.check_file(ctx) == []  # speed is measured in benchmarks/
 
 
 # --- through git and the real CLI ----------------------------------------------------------------

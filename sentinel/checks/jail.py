@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
-import json
 import posixpath
 import re
 from dataclasses import dataclass
@@ -22,6 +21,12 @@ from dataclasses import dataclass
 from sentinel.checks.base import ChangeContext, FileContext, path_matches
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding, Severity
 from sentinel.rules import Rule
+
+
+def _json_loads(text: str):
+    import json  # only package.json and JS string literals need it; keep it off the common path
+
+    return json.loads(text)
 
 CHECK = "jail"
 
@@ -458,7 +463,7 @@ def _check_manifest(ctx: FileContext, s: _Settings, kind: str, out: _Out) -> Non
 def package_json_dependencies(text: str) -> list[tuple[str, int]]:
     """(name, line) of every entry of package.json's dependency sections; [] when not valid JSON."""
     try:
-        data = json.loads(text)
+        data = _json_loads(text)
     except ValueError:
         return []
     if not isinstance(data, dict) or not any(isinstance(data.get(k), dict) and data[k] for k in _NPM_SECTIONS):
@@ -479,7 +484,7 @@ def package_json_dependencies(text: str) -> list[tuple[str, int]]:
             last_key = None
         elif tok.startswith('"') and i + 1 < len(tokens) and tokens[i + 1].group() == ":":
             try:
-                key = json.loads(tok)
+                key = _json_loads(tok)
             except ValueError:
                 continue
             if len(stack) == 2 and stack[0] is None and stack[1] in _NPM_SECTIONS:
@@ -1160,7 +1165,7 @@ def _docker_run(text: str) -> str | None:
     body = m.group(2)
     if body.lstrip().startswith("["):
         try:
-            words = json.loads(body)
+            words = _json_loads(body)
         except ValueError:
             return body
         if isinstance(words, list) and all(isinstance(w, str) for w in words):

@@ -192,11 +192,33 @@ def check_file(ctx: FileContext) -> list[Finding]:
         return []
     out = _comments(ctx)
     if language == "python":
-        if not ctx.path.endswith(".pyi") and any_word(ctx, _AST_GATE):
+        if not ctx.path.endswith(".pyi") and _needs_ast(ctx):
             out.extend(_python_stubs(ctx))
     else:
         out.extend(_other_not_implemented(ctx))
     return out
+
+
+# A `pass`/`...` statement or a NotImplemented name in code (strings blanked, comments gone).
+_STUB_CODE = re.compile(r"(?:^|[:;])\s*(?:pass|\.\.\.)\s*$")
+
+
+def _needs_ast(ctx: FileContext) -> bool:
+    """Parse only when a line in scope has stub-like *code*: "password", "passed", an ellipsis in a
+    docstring or NotImplementedError named in a comment must not cost a parse of a 5,000-line module."""
+    if not any_word(ctx, _AST_GATE):
+        return False
+    # Raw lines first (a trailing comment cut naively): lexing a large file costs more than this scan.
+    candidates = [n for n in ctx.selected_lines()
+                  if "NotImplemented" in (code := ctx.line(n).split("#", 1)[0]) or _STUB_CODE.search(code)]
+    if not candidates:
+        return False
+    lexed = ctx.lexed
+    for n in candidates:
+        code = lexed.code_line(n)
+        if "NotImplemented" in code or _STUB_CODE.search(code):
+            return True
+    return False
 
 
 # --- SEN401 / SEN404: comments ------------------------------------------------------------------------
@@ -205,7 +227,11 @@ def _comments(ctx: FileContext) -> list[Finding]:
     cfg = ctx.config.placeholder
     words, marker, allowed = _marker_patterns(tuple(cfg.markers), cfg.allowed_form)
     want_markers = words is not None and any_word(ctx, words)
-    if not want_markers and not any_word(ctx, _STUB_WORDS, fold=True):
+    want_stubs = any_word(ctx, _STUB_WORDS, fold=True)
+    if not want_markers and not want_stubs:
+        return []
+    if ctx.language in HASH_COMMENT and not _hash_comment_candidate(ctx, words if want_markers else (),
+                                                                    _STUB_WORDS if want_stubs else ()):
         return []
     comments = ctx.lexed.comments
     if not comments:
@@ -225,6 +251,24 @@ def _comments(ctx: FileContext) -> list[Finding]:
             out.append(ctx.finding(SEN404, n, f"placeholder comment: {_excerpt(comment)}",
                                    column=_column(ctx.line(n), comment, 0)))
     return out
+
+
+def _hash_comment_candidate(ctx: FileContext, words: tuple[str, ...], folded: tuple[str, ...]) -> bool:
+    """In '#'-comment languages a comment word always follows a '#' on its own line: check that on raw
+    lines before lexing the whole file ("placeholder" in SQL strings, "dummy" in names are common)."""
+    for n in ctx.selected_lines():
+        line = ctx.line(n)
+        hash_at = line.find("#")
+        if hash_at < 0:
+            continue
+        tail = line[hash_at:]
+        if any(w in tail for w in words):
+            return True
+        if folded:
+            low = tail.lower()
+            if any(w in low for w in folded):
+                return True
+    return False
 
 
 def _marker_hits(text: str, marker: re.Pattern, allowed: re.Pattern | None) -> list[tuple[int, str]] | None:

@@ -28,20 +28,31 @@ def _git(root: str, *args: str) -> str | None:
         return None
 
 
+def _head(root: str) -> tuple[str, str, str] | None:
+    """(HEAD sha, first parent sha or "", subject) in one git call; None before the first commit."""
+    out = _git(root, "log", "-1", "--format=%H%x00%P%x00%s", "HEAD")
+    if not out:
+        return None
+    sha, parents, subject = (out.split("\0") + ["", ""])[:3]
+    return sha, parents.split(" ")[0] if parents else "", subject
+
+
 def change_identity(change) -> dict:
-    """project, change_ref, commit, subject, base for the store."""
+    """project, change_ref, commit, subject, base (HEAD when the change has no commit yet) for the store."""
     cs = change.changeset
     root = cs.root
     project = os.environ.get("SENTINEL_PROJECT") or (os.path.basename(root) if root else "default")
     ref = os.environ.get("SENTINEL_CHANGE_REF")
     if not ref and root:
         ref = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD") or "detached"
-    ident = {"project": project, "change_ref": ref or cs.source, "commit": None, "subject": None, "base": None}
+    ident = {"project": project, "change_ref": ref or cs.source, "commit": None, "subject": None, "base": None,
+             "head": None}
     if cs.head and cs.head != "INDEX":
         ident["commit"] = cs.head
         ident["subject"] = (cs.message or "").strip().split("\n", 1)[0] or None
     elif root:
-        ident["base"] = _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+        ident["head"] = _head(root)
+        ident["base"] = ident["head"][0] if ident["head"] else None
     return ident
 
 
@@ -58,7 +69,7 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
         return verdict
     try:
         ident = change_identity(change)
-        _name_pending_resolution(store, ident, root)
+        _name_pending_resolution(store, ident)
         records = [FindingRecord(f.rule, signature(f.rule, f.message, f.code), f.path, f.message)
                    for f in verdict.findings]
         outcome = "passed" if verdict.passed else ("error" if verdict.errored else "failed")
@@ -76,14 +87,12 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
     return verdict
 
 
-def _name_pending_resolution(store, ident: dict, root: str | None) -> None:
+def _name_pending_resolution(store, ident: dict) -> None:
     """A staged run that resolved a failure did so before its commit existed: name that commit now."""
-    if not root or ident["commit"]:
-        return
-    head, parent = ident["base"], _git(root, "rev-parse", "--verify", "--quiet", "HEAD^")
-    if head and parent:
-        subject = _git(root, "log", "-1", "--format=%s", head) or ""
-        store.fill_pending_resolutions(ident["project"], parent, head, subject)
+    head = ident.get("head")
+    if head and head[1]:
+        sha, parent, subject = head
+        store.fill_pending_resolutions(ident["project"], parent, sha, subject)
 
 
 def _groups(verdict: Verdict) -> "OrderedDict[str, list]":
