@@ -109,7 +109,8 @@ def main() -> int:
     print("| corpus | search | recall@1 | recall@3 | recall@10 | MRR@10 |")
     print("|---|---|---|---|---|---|")
     for (name, arm), r in rows.items():
-        print(f"| {name} | {arm} | {r['recall@1']:.3f} | {r['recall@3']:.3f} | {r['recall@10']:.3f} | {r['MRR@10']:.3f} |")
+        cells = " | ".join(f"{r[m]:.3f}" for m in ("recall@1", "recall@3", "recall@10", "MRR@10"))
+        print(f"| {name} | {arm} | {cells} |")
     return 0
 
 

@@ -131,6 +131,8 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
         findings.extend(result.findings)
         if result.status not in (CheckStatus.ERROR, CheckStatus.SKIPPED):
             ran.append(name)
+    order = {name: i for i, name in enumerate([*CHECK_MODULES, *OPTIONAL_CHECKS])}
+    results.sort(key=lambda r: order.get(r.check, len(order)))  # report in gate order, skipped ones included
 
     for ctx in contexts:
         if ctx.language == "python" and ctx._parsed and ctx.parse_error:

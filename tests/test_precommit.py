@@ -55,12 +55,14 @@ def test_pre_push_checks_the_pushed_range(clean_repo, pre_commit_home, project_s
     clean_repo.write("pushed.py", "def run(cmd):\n    return eval(cmd)\n")
     clean_repo.add("pushed.py")
     head = clean_repo.commit("add runner")
-    out = _try_repo(clean_repo, pre_commit_home, project_snapshot, "--hook-stage", "pre-push", "--from-ref", base, "--to-ref", head)
+    out = _try_repo(clean_repo, pre_commit_home, project_snapshot,
+                    "--hook-stage", "pre-push", "--from-ref", base, "--to-ref", head)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "SEN303" in out.stdout and "pushed.py" in out.stdout
     # the same range without the problem passes
     clean_repo.write("pushed.py", "import ast\n\n\ndef run(cmd):\n    return ast.literal_eval(cmd)\n")
     clean_repo.add("pushed.py")
     head2 = clean_repo.commit("safer")
-    ok = _try_repo(clean_repo, pre_commit_home, project_snapshot, "--hook-stage", "pre-push", "--from-ref", head, "--to-ref", head2)
+    ok = _try_repo(clean_repo, pre_commit_home, project_snapshot,
+                   "--hook-stage", "pre-push", "--from-ref", head, "--to-ref", head2)
     assert ok.returncode == 0, ok.stdout + ok.stderr

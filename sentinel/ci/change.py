@@ -93,7 +93,8 @@ def push_change(root: str, before: str | None, after: str) -> GitResult:
         # A new branch: the pushed tip against its parent (what the push added on top).
         parent = f"{after}~1"
         if has_commit(root, parent) or (_fetch(root, "--deepen=1", after) and has_commit(root, parent)):
-            return GitResult(sources.commit_range(f"{after}~1..{after}", root), "git diff of the new branch's tip commit")
+            return GitResult(sources.commit_range(f"{after}~1..{after}", root),
+                         "git diff of the new branch's tip commit")
         return GitResult(sources.commit_range(f"{gitio.ZERO_SHA}..{after}", root),
                          "git: the whole tree of a new branch without history")
     if not ensure_commits(root, [before], notes):

@@ -198,9 +198,10 @@ class SQLiteStore:
                 self.db.execute("DELETE FROM resolutions WHERE sig_id=?", (sig_id,))
             else:
                 where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-                n = self.db.execute(f"DELETE FROM runs{where}", args).rowcount
+                # No WHERE is `memory forget --all`: deleting every run is the command's purpose.
+                n = self.db.execute(f"DELETE FROM runs{where}", args).rowcount  # sentinel: ignore[SEN105]
                 rwhere = where.replace("created_at", "resolved_at")
-                self.db.execute(f"DELETE FROM resolutions{rwhere}", args)
+                self.db.execute(f"DELETE FROM resolutions{rwhere}", args)  # sentinel: ignore[SEN105]
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
