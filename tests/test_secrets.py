@@ -38,6 +38,7 @@ def test_name_words(name, words):
     ("token_url", NOT_SECRET), ("secret_name", NOT_SECRET), ("password_file", NOT_SECRET),
     ("api_key_path", NOT_SECRET), ("TOKEN_ENDPOINT", NOT_SECRET), ("hashed_password", NOT_SECRET),
     ("public_key", NOT_SECRET), ("pad_token", NOT_SECRET), ("eos_token", NOT_SECRET), ("is_secret", NOT_SECRET),
+    ("page_token", NOT_SECRET), ("input_token", NOT_SECRET), ("refresh_token", STRONG),
     ("tokens", NOT_SECRET), ("keyword", NOT_SECRET), ("monkey", NOT_SECRET), ("username", NOT_SECRET),
     # weak heads need a high-entropy value
     ("SECRET_KEY_BASE", STRONG), ("signing_key", WEAK), ("salt", WEAK), ("Authorization", WEAK), ("key", WEAK),

@@ -63,7 +63,7 @@ _NEUTRAL_SUFFIX = frozenset({"value", "val", "str", "string", "plain", "plaintex
                              "hex", "bytes", "literal", "override", "default", "base"})
 # A word before the head that makes it something other than the credential itself:
 # limits and flags (max_token), hashes (hashed_password), public halves (public_key), tokenizer
-# vocabulary (pad_token, eos_token) and deliberately wrong values in tests (invalid_token).
+# vocabulary (pad_token, eos_token), deliberately wrong values in tests (invalid_token).
 _QUALIFIER_PREFIX = frozenset({
     "max", "min", "num", "n", "is", "has", "use", "uses", "enable", "enabled", "disable", "disabled", "no",
     "require", "requires", "required", "allow", "allowed", "show", "hide", "total", "count", "len",
@@ -71,6 +71,9 @@ _QUALIFIER_PREFIX = frozenset({
     "public", "pub", "publishable", "pad", "eos", "bos", "unk", "sep", "mask", "cls", "stop", "start",
     "end", "special", "next", "prev", "previous", "last", "first", "invalid", "wrong", "bad", "incorrect",
     "expired", "revoked", "fake", "dummy", "mock", "sample", "example", "placeholder", "get", "set",
+    # pagination and concurrency tokens name a request field or a cursor, not a credential
+    "input", "output", "page", "paging", "pagination", "continuation", "cursor", "sync", "resume",
+    "idempotency", "update", "lock", "csrf", "xsrf",
 })
 _NAME_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
 

@@ -11,9 +11,11 @@ the embedder load only when a search, a browse or a build actually runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing costs ~4 ms to import on the hook path; annotations are strings here
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from sentinel.memory.index import BuildReport, MemoryIndex, Preview, SearchResults
 
 __all__ = ["BuildReport", "IndexMissing", "MemoryIndex", "Preview", "SearchResults", "build", "load_index", "search",

@@ -28,6 +28,16 @@ def _git(root: str, *args: str) -> str | None:
         return None
 
 
+def _branch(root: str) -> str:
+    """The checked-out branch, read from HEAD itself: a process per hook run is worth saving."""
+    try:
+        with open(os.path.join(gitio.git_dir(root), "HEAD"), encoding="utf-8") as fh:
+            head = fh.read().strip()
+    except (OSError, SentinelError):
+        return _git(root, "symbolic-ref", "--quiet", "--short", "HEAD") or "detached"
+    return head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else "detached"
+
+
 def _head(root: str) -> tuple[str, str, str] | None:
     """(HEAD sha, first parent sha or "", subject) in one git call; None before the first commit."""
     out = _git(root, "log", "-1", "--format=%H%x00%P%x00%s", "HEAD")
@@ -44,7 +54,7 @@ def change_identity(change) -> dict:
     project = os.environ.get("SENTINEL_PROJECT") or (os.path.basename(root) if root else "default")
     ref = os.environ.get("SENTINEL_CHANGE_REF")
     if not ref and root:
-        ref = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD") or "detached"
+        ref = _branch(root)
     ident = {"project": project, "change_ref": ref or cs.source, "commit": None, "subject": None, "base": None,
              "head": None}
     if cs.head and cs.head != "INDEX":

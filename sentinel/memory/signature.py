@@ -11,24 +11,32 @@ from __future__ import annotations
 import hashlib
 import re
 
-_SUBS = [
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"), "<time>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
-    (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "<sha>"),
-    (re.compile(r"(?:[A-Za-z]:)?(?:[\w.-]+/)+[\w.-]+\.\w+(?::\d+)*"), "<path>"),  # paths, with :line:col
-    (re.compile(r"\bline \d+\b|\bcol(?:umn)? \d+\b", re.I), "<pos>"),
-    (re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'"), "<str>"),
-    (re.compile(r"(?<![\w<])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w>])", re.I), "<num>"),
+_SUB_SOURCES = [
+    (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b", 0, "<time>"),
+    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I, "<uuid>"),
+    (r"\b0x[0-9a-f]+\b", re.I, "<hex>"),
+    (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", 0, "<sha>"),
+    (r"(?:[A-Za-z]:)?(?:[\w.-]+/)+[\w.-]+\.\w+(?::\d+)*", 0, "<path>"),  # paths, with :line:col
+    (r"\bline \d+\b|\bcol(?:umn)? \d+\b", re.I, "<pos>"),
+    (r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", 0, "<str>"),
+    (r"(?<![\w<])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w>])", re.I, "<num>"),
 ]
-_SPACE = re.compile(r"\s+")
+_COMPILED: list = []
+
+
+def _subs() -> list:
+    # compiled on first use: a passing run records no finding and never needs them
+    if not _COMPILED:
+        _COMPILED.extend((re.compile(src, flags), repl) for src, flags, repl in _SUB_SOURCES)
+        _COMPILED.append((re.compile(r"\s+"), " "))
+    return _COMPILED
 
 
 def normalize_text(text: str) -> str:
     out = text or ""
-    for pattern, repl in _SUBS:
+    for pattern, repl in _subs():
         out = pattern.sub(repl, out)
-    return _SPACE.sub(" ", out).strip()
+    return out.strip()
 
 
 def normalize_code(code: str) -> str:

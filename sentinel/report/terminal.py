@@ -104,7 +104,8 @@ def check_status_parts(checks: list[CheckResult], fail_level: Severity) -> list[
             below = sum(1 for f in r.findings if f.severity.rank < fail_level.rank)
             text = f"{r.check} passed" + (f" ({below} below fail-level)" if below else "")
         elif r.status is CheckStatus.SKIPPED:
-            reason = shorten(clean(r.reason), _REASON_WIDTH)
+            # the reason up to its parenthesised fix: the status line stays one line; JSON has it whole
+            reason = shorten(clean(r.reason).split(" (", 1)[0], _REASON_WIDTH)
             text = f"{r.check} skipped" + (f" ({reason})" if reason else "")
         else:
             text = f"{r.check} crashed"
