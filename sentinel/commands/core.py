@@ -161,8 +161,17 @@ def cmd_explain(args) -> int:
     print(f"{rule.code} {rule.name} ({rule.check}, default severity: {rule.severity.value})\n")
     print(f"What it does\n  {rule.summary}\n")
     print(f"Why it matters\n  {rule.rationale}\n")
-    print("Example (fires)\n" + _indent(rule.example) + "\n")
-    print("Use instead\n" + _indent(rule.counter_example))
+    example = rule.example
+    if rule.example_task:
+        example = f"task: {rule.example_task}\n{example}"
+    if rule.example_message:
+        example = f"commit message:\n{_indent(rule.example_message)}\nchange ({rule.example_path}):\n{_indent(example)}"
+    instead = rule.counter_example
+    if rule.counter_example_message:
+        instead = (f"commit message:\n{_indent(rule.counter_example_message)}\n"
+                   f"change ({rule.counter_example_path or rule.example_path}):\n{_indent(instead)}")
+    print("Example (fires)\n" + _indent(example) + "\n")
+    print("Use instead\n" + _indent(instead))
     if rule.hint:
         print(f"\nHint: {rule.hint}")
     return 0
