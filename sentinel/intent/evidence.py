@@ -41,16 +41,21 @@ def _int(value: str | None) -> int | None:
         return None
 
 
+def _xml_root(path: str):
+    """(root element, None) or (None, the problem) for an evidence report file."""
+    try:
+        return ET.parse(path).getroot(), None
+    except OSError as exc:
+        return None, f"cannot read ({exc.strerror or exc})"
+    except ET.ParseError as exc:
+        return None, f"not XML ({exc})"
+
+
 def read_junit(path: str) -> TestReport:
     """Counts from a JUnit XML report (<testsuites> or <testsuite> root, pytest/surefire/jest flavours)."""
     report = TestReport(path)
-    try:
-        root = ET.parse(path).getroot()
-    except OSError as exc:
-        report.problem = f"cannot read ({exc.strerror or exc})"
-        return report
-    except ET.ParseError as exc:
-        report.problem = f"not XML ({exc})"
+    root, report.problem = _xml_root(path)
+    if root is None:
         return report
     if root.tag not in ("testsuites", "testsuite"):
         report.problem = f"not a JUnit report (root element <{root.tag}>)"
@@ -99,13 +104,8 @@ class CoverageReport:
 def read_coverage(path: str) -> CoverageReport:
     """Line rate of a Cobertura (coverage.py `coverage xml`) or JaCoCo XML report."""
     report = CoverageReport(path)
-    try:
-        root = ET.parse(path).getroot()
-    except OSError as exc:
-        report.problem = f"cannot read ({exc.strerror or exc})"
-        return report
-    except ET.ParseError as exc:
-        report.problem = f"not XML ({exc})"
+    root, report.problem = _xml_root(path)
+    if root is None:
         return report
     if root.tag == "coverage" and root.get("line-rate") is not None:
         try:
