@@ -16,10 +16,20 @@ import re
 import weakref
 
 from sentinel.checks.base import FileContext
-from sentinel.checks.secrets import (NOT_SECRET, PRIVATE_KEY_BEGIN, TOKEN_GATE, assess_value, classify_name,
-                                     find_tokens, private_key_at, redact_line, redact_value,
-                                     secret_binding_pattern)
+from sentinel.checks.secrets import (
+    NOT_SECRET,
+    PRIVATE_KEY_BEGIN,
+    TOKEN_GATE,
+    assess_value,
+    classify_name,
+    find_tokens,
+    private_key_at,
+    redact_line,
+    redact_value,
+    secret_binding_pattern,
+)
 from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
+from sentinel.lazyre import lazy_compile
 from sentinel.models import FileStatus, FilterMode, Finding, Severity
 from sentinel.rules import Rule
 
@@ -105,20 +115,20 @@ _CONFIG_LANGS = frozenset({"dotenv", "yaml", "toml", "ini", "shell", "make", "do
 _CODE_LANGS = frozenset(SLASH_COMMENT | {"ruby", "perl", "lua", "json", "python"})
 _LEXED_LANGS = frozenset(HASH_COMMENT | SLASH_COMMENT | {"sql", "rust"})
 # Generated files whose keys are package names ("js-tokens": "^4.0.0"), never credentials.
-_LOCKFILE = re.compile(r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|"
+_LOCKFILE = lazy_compile(r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|"
                        r"poetry\.lock|Pipfile\.lock|Cargo\.lock|composer\.lock|Gemfile\.lock|go\.sum|uv\.lock)$|"
                        r"\.lock$")
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|testdata|fixtures)/|"
+_TEST_PATH = lazy_compile(r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|testdata|fixtures)/|"
                         r"(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|[^/]*\.(?:test|spec)\.\w+|conftest\.py)$")
 # Documentation examples and templates: names there hold stand-ins (token formats still count).
-_EXAMPLE_PATH = re.compile(r"(?:^|/)(?:examples?|samples?)(?:[._-][^/]*)?/|"
+_EXAMPLE_PATH = lazy_compile(r"(?:^|/)(?:examples?|samples?)(?:[._-][^/]*)?/|"
                            r"[._-](?:example|sample|template)s?(?:[._-][^/]*)?$", re.IGNORECASE)
-_FIXTURE_MARK = re.compile(r"(?:#|//|/\*|--).*sentinel:\s*fixture")
+_FIXTURE_MARK = lazy_compile(r"(?:#|//|/\*|--).*sentinel:\s*fixture")
 
 # Gates: which lines in scope could matter at all, before any parsing.
 # A selected line that could start a Python finding: an except clause, an eval/exec call, a
 # lookup whose result is used on the same line (or a closing parenthesis that is).
-_PY_GATE = re.compile(r"^\s*except\b|\b(?:eval|exec)\s*\(|(?:\.get|match|search|which|getenv)\(.*\)\s*[.\[]|"
+_PY_GATE = lazy_compile(r"^\s*except\b|\b(?:eval|exec)\s*\(|(?:\.get|match|search|which|getenv)\(.*\)\s*[.\[]|"
                       r"^\s*\)\s*[.\[]")
 
 
@@ -376,11 +386,11 @@ def _py_eval(ctx: FileContext, calls: list[ast.Call]) -> list[Finding]:
     return out
 
 
-_PY_LEXICAL_GATE = re.compile(r"\bexcept\b|\beval\b|\bexec\b")
-_PY_BARE_EXCEPT = re.compile(r"^\s*except\s*:")
-_PY_BROAD_EXCEPT = re.compile(r"^(\s*)except\s*\(?\s*(?:Exception|BaseException)\b[^:]*:\s*(\S.*)?$")
-_PY_EVAL_LEX = re.compile(r"(?<![\w.])(eval|exec)\s*\(")
-_PY_DEF_BEFORE = re.compile(r"\b(?:def|class)\s+$")
+_PY_LEXICAL_GATE = lazy_compile(r"\bexcept\b|\beval\b|\bexec\b")
+_PY_BARE_EXCEPT = lazy_compile(r"^\s*except\s*:")
+_PY_BROAD_EXCEPT = lazy_compile(r"^(\s*)except\s*\(?\s*(?:Exception|BaseException)\b[^:]*:\s*(\S.*)?$")
+_PY_EVAL_LEX = lazy_compile(r"(?<![\w.])(eval|exec)\s*\(")
+_PY_DEF_BEFORE = lazy_compile(r"\b(?:def|class)\s+$")
 _NOOP_BODY = frozenset({"pass", "...", "continue", "return", "return None"})
 
 
@@ -432,8 +442,8 @@ _NOT_MAPPING = frozenset({
     "browser", "driver", "queue", "q", "objects", "pool", "executor", "future", "futures", "result", "results",
     "promise", "celery", "self", "cls", "super", "var", "router", "app",
 })
-_URLISH_NAME = re.compile(r"url|uri|endpoint|path|route|link|href", re.I)
-_WORDS = re.compile(r"[A-Za-z][a-z]*|[A-Z]+")
+_URLISH_NAME = lazy_compile(r"url|uri|endpoint|path|route|link|href", re.I)
+_WORDS = lazy_compile(r"[A-Za-z][a-z]*|[A-Z]+")
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -540,7 +550,7 @@ def _none_source(call: ast.Call, imports: _Imports) -> str | None:
 
 
 # Zero-width assertions make "matches the empty string" say nothing about other strings.
-_ASSERTIONS = re.compile(r"\$|\\[bBZzA]|\(\?[=!<]|(?<!^)\^")
+_ASSERTIONS = lazy_compile(r"\$|\\[bBZzA]|\(\?[=!<]|(?<!^)\^")
 
 
 def _always_matches(pattern: ast.expr | None) -> bool:
@@ -729,7 +739,7 @@ def _target_name(t: ast.AST) -> str | None:
 
 _LITERAL_NODES = (ast.Constant, ast.JoinedStr)
 # Keys that name a setting ("password", "db.password", "api-key"), not data ("AWS::IAM::AccessKey").
-_KEY_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,79}$")
+_KEY_NAME = lazy_compile(r"[A-Za-z_][\w.\-]{0,79}$")
 
 
 def _bindings(ctx: FileContext):
@@ -814,16 +824,16 @@ def _char_span(raw: str, node: ast.AST) -> tuple[int, int] | None:
     return start, end
 
 
-_LITERAL_QUOTES = re.compile("[A-Za-z]{0,2}(\"\"\"|'''|\"|')")
+_LITERAL_QUOTES = lazy_compile("[A-Za-z]{0,2}(\"\"\"|'''|\"|')")
 
 
 # --- JavaScript / TypeScript --------------------------------------------------------------------
 
-_JS_GATE = re.compile(r"\beval\b|\bFunction\b|\bcatch\b")
-_JS_EVAL = re.compile(r"(?<![\w$.])(?<!function )eval\s*\(|\bnew\s+Function\s*\(")
-_JS_EMPTY_CATCH = re.compile(r"\bcatch\s*(?:\(\s*[\w$]*\s*(?::\s*[\w$]+\s*)?\)\s*)?\{\s*\}")
-_JS_OPEN_CATCH = re.compile(r"\bcatch\s*(?:\(\s*[\w$]*\s*(?::\s*[\w$]+\s*)?\)\s*)?\{\s*$")
-_JS_PROMISE_CATCH = re.compile(r"\.catch\(\s*(?:\(\s*[\w$]*\s*\)|[\w$]+)\s*=>\s*(?:\{\s*\}|null|undefined)\s*\)")
+_JS_GATE = lazy_compile(r"\beval\b|\bFunction\b|\bcatch\b")
+_JS_EVAL = lazy_compile(r"(?<![\w$.])(?<!function )eval\s*\(|\bnew\s+Function\s*\(")
+_JS_EMPTY_CATCH = lazy_compile(r"\bcatch\s*(?:\(\s*[\w$]*\s*(?::\s*[\w$]+\s*)?\)\s*)?\{\s*\}")
+_JS_OPEN_CATCH = lazy_compile(r"\bcatch\s*(?:\(\s*[\w$]*\s*(?::\s*[\w$]+\s*)?\)\s*)?\{\s*$")
+_JS_PROMISE_CATCH = lazy_compile(r"\.catch\(\s*(?:\(\s*[\w$]*\s*\)|[\w$]+)\s*=>\s*(?:\{\s*\}|null|undefined)\s*\)")
 
 
 def _js(ctx: FileContext) -> list[Finding]:
@@ -862,16 +872,16 @@ _Q = (r"""(?:"(?P<v1>[^"\\\n]*(?:\\.[^"\\\n]*)*)"|'(?P<v2>[^'\\\n]*(?:\\.[^'\\\n
       r"""`(?P<v3>[^`\\\n]*(?:\\.[^`\\\n]*)*)`)""")
 # A type annotation between a name and "=" (TypeScript, Kotlin, Python): string, Map<K, V>, T[] | null.
 _TYPE = r"[A-Za-z_][\w.]*(?:<[^<>=\n]*>)?(?:\[\])*(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]*(?:<[^<>=\n]*>)?(?:\[\])*)*\??"
-_CODE_KV = re.compile(
+_CODE_KV = lazy_compile(
     r"""(?P<key>(?<![\w$.\-])[A-Za-z_$@][\w$.\-]*|"[\w.\-]{1,80}"|'[\w.\-]{1,80}'|(?<![\w:]):[A-Za-z_]\w*)"""
     r"""\]?[ \t]*(?::[ \t]*""" + _TYPE + r"""[ \t]*=|:=|=>|=|:)(?!=)[ \t]*(?P<val>""" + _Q + ")")
-_CFG_KV = re.compile(
+_CFG_KV = lazy_compile(
     r"""^[ \t]*(?:(?:export|ENV|ARG|set|setenv|declare(?:[ \t]+-\w+)?)[ \t]+|-[ \t]+|--?)?"""
     r"""(?P<key>"[\w.\-]{1,80}"|'[\w.\-]{1,80}'|[A-Za-z_][\w.\-]*)[ \t]*(?:[:?+]?=|:(?=[ \t]|$))[ \t]*"""
     r"""(?P<rest>.*)$""")
-_QUOTED_START = re.compile(_Q)
-_UNQUOTED_OK = re.compile(r"""^[^\s'"`$!&*|>{\[(%@<][^\s'"`]*$""")
-_DOTENV_COMMENT = re.compile(r"[ \t]+#.*$")
+_QUOTED_START = lazy_compile(_Q)
+_UNQUOTED_OK = lazy_compile(r"""^[^\s'"`$!&*|>{\[(%@<][^\s'"`]*$""")
+_DOTENV_COMMENT = lazy_compile(r"[ \t]+#.*$")
 # Longer lines are minified or generated code: names there are mangled, values are data.
 _MINIFIED_LINE = 500
 

@@ -21,29 +21,31 @@ import math
 import re
 from functools import lru_cache
 
+from sentinel.lazyre import lazy_compile
+
 # --- token formats ----------------------------------------------------------------------------
 
 # (kind, pattern, how many leading characters are a public prefix that may stay visible)
 TOKEN_FORMATS: tuple[tuple[str, re.Pattern, int], ...] = (
-    ("AWS access key id", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"), 4),
-    ("GitHub token", re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"), 4),
-    ("GitHub fine-grained token", re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{50,255}"), 11),
-    ("Slack token", re.compile(r"(?<![A-Za-z0-9])xox[baprs]-[0-9A-Za-z]{1,48}(?:-[0-9A-Za-z]{1,64}){2,6}"), 5),
-    ("Google API key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"), 4),
-    ("Stripe live secret key", re.compile(r"(?<![A-Za-z0-9])[sr]k_live_[0-9A-Za-z]{16,247}"), 8),
-    ("Anthropic API key", re.compile(r"(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,}"), 7),
-    ("OpenAI API key", re.compile(r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ"
+    ("AWS access key id", lazy_compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"), 4),
+    ("GitHub token", lazy_compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"), 4),
+    ("GitHub fine-grained token", lazy_compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{50,255}"), 11),
+    ("Slack token", lazy_compile(r"(?<![A-Za-z0-9])xox[baprs]-[0-9A-Za-z]{1,48}(?:-[0-9A-Za-z]{1,64}){2,6}"), 5),
+    ("Google API key", lazy_compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"), 4),
+    ("Stripe live secret key", lazy_compile(r"(?<![A-Za-z0-9])[sr]k_live_[0-9A-Za-z]{16,247}"), 8),
+    ("Anthropic API key", lazy_compile(r"(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,}"), 7),
+    ("OpenAI API key", lazy_compile(r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ"
                                   r"[A-Za-z0-9_-]{20,}"), 3),
 )
-PRIVATE_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+PRIVATE_KEY_BEGIN = lazy_compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # Key material: a long run of base64 right after the marker or on the next lines. Without it the
 # marker is just a constant (``pem.startswith("-----BEGIN PRIVATE KEY-----")``).
-_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")
+_KEY_MATERIAL = lazy_compile(r"[A-Za-z0-9+/]{40,}")
 # Substrings one of which every token format contains: a fast ``in`` test before any regex.
 TOKEN_LITERALS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza", "k_live_",
                   "sk-ant-", "T3BlbkFJ", "PRIVATE KEY")
 # Cheap gate: can this text contain any token format at all?
-TOKEN_GATE = re.compile(r"AKIA|ASIA|gh[pousr]_|github_pat_|xox[baprs]-|AIza|k_live_|sk-ant-|T3BlbkFJ|PRIVATE KEY")
+TOKEN_GATE = lazy_compile(r"AKIA|ASIA|gh[pousr]_|github_pat_|xox[baprs]-|AIza|k_live_|sk-ant-|T3BlbkFJ|PRIVATE KEY")
 
 # --- secret-like names ------------------------------------------------------------------------
 
@@ -75,7 +77,7 @@ _QUALIFIER_PREFIX = frozenset({
     "input", "output", "page", "paging", "pagination", "continuation", "cursor", "sync", "resume",
     "idempotency", "update", "lock", "csrf", "xsrf",
 })
-_NAME_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
+_NAME_WORDS = lazy_compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
 
 STRONG, WEAK, NOT_SECRET = 2, 1, 0
 
@@ -153,7 +155,7 @@ _PLACEHOLDER_EXACT = frozenset({
     "inherit", "prompt", "keyring", "environment", "bearer", "basic", "oauth", "oauth2", "plain", "auto",
 })
 # DER public keys (SubjectPublicKeyInfo) in base64: high entropy, under names like "key", not secret.
-_PUBLIC_KEY_DER = re.compile(r"^(?:MFkwEwYH|MHYwEAYH|MIGbMBAGByqGSM49|MCowBQYDK2V|MIIBIjANBgkq|MIICIjANBgkq|"
+_PUBLIC_KEY_DER = lazy_compile(r"^(?:MFkwEwYH|MHYwEAYH|MIGbMBAGByqGSM49|MCowBQYDK2V|MIIBIjANBgkq|MIICIjANBgkq|"
                              r"MIGfMA0GCSq|MIIBojANBgkq)")
 _PLACEHOLDER_PARTS = ("changeme", "change_me", "change-me", "changethis", "change_this", "change-this",
                       "replaceme", "replace_me", "replace-me", "replace_with", "replace-with", "placeholder",
@@ -165,25 +167,25 @@ _MARKER_WORDS = frozenset({"mock", "fake", "dummy", "sample", "example", "placeh
 _TEST_PARTS = ("test", "mock", "fake", "dummy", "example", "sample", "stub", "fixture")
 # Whole-value templates and references: ${VAR}, {password}, <password>, $VAR, %VAR%, [PAD],
 # and pointers to a secret store rather than the secret itself.
-_TEMPLATE = re.compile(r"^(?:\$\{.*\}|\$[A-Za-z_]\w*|\{.*\}|<.*>|%[A-Za-z_]\w*%|\[[\w .|-]*\]|:[a-z_]\w*)$|"
+_TEMPLATE = lazy_compile(r"^(?:\$\{.*\}|\$[A-Za-z_]\w*|\{.*\}|<.*>|%[A-Za-z_]\w*%|\[[\w .|-]*\]|:[a-z_]\w*)$|"
                        r"^(?:env|vault|ssm|secret|secrets|keyring|file|op|sm|awssm|gcpsm|azkv|arn)(?::|://)|^os\.environ\b|^urn:",
                        re.I | re.S)
-_YOUR = re.compile(r"^your(?:[\W_]|[A-Z]|$)", re.I)
+_YOUR = lazy_compile(r"^your(?:[\W_]|[A-Z]|$)", re.I)
 # Identifiers used as field or variable names: access_token, auth.token, DB_PASSWORD, accessToken.
-_IDENTIFIER = re.compile(r"^_*(?:[a-z][a-z0-9]*(?:[._][a-z0-9]+)+|[A-Z][A-Z_]*|[a-z]+(?:[A-Z][a-z]+)+|"
+_IDENTIFIER = lazy_compile(r"^_*(?:[a-z][a-z0-9]*(?:[._][a-z0-9]+)+|[A-Z][A-Z_]*|[a-z]+(?:[A-Z][a-z]+)+|"
                          r"(?:[A-Z][a-z]+){2,})_*$")
-_WORD_SPLIT = re.compile(r"[-_.:/+]+")
+_WORD_SPLIT = lazy_compile(r"[-_.:/+]+")
 # Type expressions in generated models: 'list[V1LocalObjectReference]', 'dict(str, str)'.
-_TYPE_EXPR = re.compile(r"^[A-Za-z_][\w.]*[\[(][\w., \[\]()]*[\])]$")
-_REGEX_LIKE = re.compile(r"\\[dwsbDWSB.\\]|\(\?|\[\^|\[[^\]]*\w-\w[^\]]*\]|\][*+?{]|\)[*+?]")
-_HEADER = re.compile(r"^[Xx]-[A-Za-z0-9-]+$")
-_PATH_LIKE = re.compile(r"^(?:\.{0,2}/|~/|#/|[A-Za-z]:\\)")
-_URL_CREDS = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^/@:\s]*):(?P<pw>[^/@\s]+)@")
-_AUTH_SCHEME = re.compile(r"^(?:Bearer|Basic|Token|token|bearer)\s+(?=\S+$)")
-_VERSION = re.compile(r"^[~^<>=v]*\d+(?:\.[\dx*]+)+\S*$")
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_B64ISH = re.compile(r"^[A-Za-z0-9+/=_\-]+$")
-_HEXISH = re.compile(r"^[0-9a-fA-F\-]+$")
+_TYPE_EXPR = lazy_compile(r"^[A-Za-z_][\w.]*[\[(][\w., \[\]()]*[\])]$")
+_REGEX_LIKE = lazy_compile(r"\\[dwsbDWSB.\\]|\(\?|\[\^|\[[^\]]*\w-\w[^\]]*\]|\][*+?{]|\)[*+?]")
+_HEADER = lazy_compile(r"^[Xx]-[A-Za-z0-9-]+$")
+_PATH_LIKE = lazy_compile(r"^(?:\.{0,2}/|~/|#/|[A-Za-z]:\\)")
+_URL_CREDS = lazy_compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^/@:\s]*):(?P<pw>[^/@\s]+)@")
+_AUTH_SCHEME = lazy_compile(r"^(?:Bearer|Basic|Token|token|bearer)\s+(?=\S+$)")
+_VERSION = lazy_compile(r"^[~^<>=v]*\d+(?:\.[\dx*]+)+\S*$")
+_UUID = lazy_compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_B64ISH = lazy_compile(r"^[A-Za-z0-9+/=_\-]+$")
+_HEXISH = lazy_compile(r"^[0-9a-fA-F\-]+$")
 MIN_NAMED_LENGTH = 6
 MIN_ENTROPY_LENGTH = 20
 
@@ -336,11 +338,11 @@ def redact_value(value: str) -> str:
     return value[:2] + "***" if len(value) >= 6 else "***"
 
 
-_ASSIGNED = re.compile(
+_ASSIGNED = lazy_compile(
     r"""(?P<key>[A-Za-z_$@][\w$.\-]*)["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\]|]*[ \t]*=|:=|=>|=|:)(?!=)[ \t]*"""
     r"""(?:(?P<q>["'`])(?P<qval>[^"'`\n]*)(?P=q)|(?P<val>[^\s"'`,;(){}\[\]#]+)[ \t]*(?:[#;].*)?$)""")
-_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/_-])")
-_URL_CREDS_ANY = re.compile(r"(?P<pre>[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s\"']*:)(?P<pw>[^/@\s\"']+)(?=@)")
+_B64_RUN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/_-])")
+_URL_CREDS_ANY = lazy_compile(r"(?P<pre>[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s\"']*:)(?P<pw>[^/@\s\"']+)(?=@)")
 
 
 def redact_line(line: str, extra: tuple[str, ...] = ()) -> str:
