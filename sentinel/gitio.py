@@ -67,13 +67,6 @@ def git_dir(root: str) -> str:
     return _locate(root)[1]
 
 
-def has_commits(root: str) -> bool:
-    exe = git_executable()
-    proc = subprocess.run([exe, "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return proc.returncode == 0
-
-
 def resolve(root: str, rev: str) -> str:
     exe = git_executable()
     proc = subprocess.run([exe, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root,

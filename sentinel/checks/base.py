@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from sentinel.config import Config
 from sentinel.lexer import Lexed, lex
-from sentinel.models import FileChange, FileStatus, FilterMode, Finding, Severity
+from sentinel.models import FileChange, FileStatus, FilterMode, Finding
 from sentinel.rules import Rule
 
 
@@ -83,15 +83,6 @@ class FileContext:
                 out.update(range(h.target_start, h.target_start + h.target_length))
             return sorted(x for x in out if x > 0)
         return sorted(self.change.added)
-
-    def any_selected_matches(self, pattern) -> bool:
-        """Cheap gate before expensive work: does any line in scope match this regex?"""
-        if self.mode in (FilterMode.FILE, FilterMode.NOFILTER):
-            return pattern.search(self.text) is not None
-        if self.mode is FilterMode.ADDED:
-            # one search over the joined lines: a C-level scan instead of a Python loop per line
-            return pattern.search("\n".join(self.change.added.values())) is not None
-        return pattern.search("\n".join(self.line(n) for n in self.selected_lines())) is not None
 
     # --- lexical and syntactic views ----------------------------------------
     @property
@@ -207,7 +198,3 @@ class ChangeContext:
 
     def content_files(self) -> list[FileChange]:
         return [f for f in self.files if f.status not in (FileStatus.DELETED, FileStatus.BINARY)]
-
-
-def severity_rank(level: Severity) -> int:
-    return level.rank

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from sentinel.checks.base import ChangeContext, FileContext, path_matches
+from sentinel.lazyre import LazyPattern
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding, Severity
 from sentinel.rules import Rule
 
@@ -31,27 +32,7 @@ def _json_loads(text: str):
 CHECK = "jail"
 
 
-class _LazyRe:
-    """A regex compiled on first use. Most runs need few of this module's patterns, and compiling
-    them all at import would cost the hook milliseconds; after the first call the methods are the
-    compiled pattern's own, so hot loops pay nothing extra."""
-
-    __slots__ = ("_args", "finditer", "fullmatch", "match", "search", "sub")
-    _METHODS = ("search", "match", "fullmatch", "finditer", "sub")
-
-    def __init__(self, pattern: str, flags: int = 0):
-        self._args = (pattern, flags)
-        for name in self._METHODS:
-            setattr(self, name, functools.partial(self._compile_then, name))
-
-    def _compile_then(self, name: str, *args, **kwargs):
-        compiled = re.compile(*self._args)
-        for method in self._METHODS:
-            setattr(self, method, getattr(compiled, method))
-        return getattr(compiled, name)(*args, **kwargs)
-
-
-_lazy = _LazyRe
+_lazy = LazyPattern  # compiled on first use: most runs need few of these patterns
 _BAN_CFG = {"jail": {"banned_imports": ["flask"]}}
 
 RULES: tuple[Rule, ...] = (
