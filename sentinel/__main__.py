@@ -1,3 +1,3 @@
-from sentinel.cli import main
+from sentinel.cli import run
 
-raise SystemExit(main())
+run()

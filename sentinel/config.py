@@ -1,21 +1,21 @@
 """Configuration: ``[tool.sentinel]`` in pyproject.toml or a ``.sentinel.toml`` file.
 
-The schema is a tree of typed dataclasses validated by pydantic (unknown keys and wrong
-types are errors that name the key and the file). Because importing pydantic costs about
-100 ms, a validated config is cached (pickled) under the git directory keyed by a hash of
-the file's bytes and our version: the hook validates once per config edit, not per commit.
+The schema is a tree of typed records validated by pydantic (unknown keys and wrong types
+are errors that name the key and the file). Because importing pydantic and parsing TOML cost
+more than a small hook run, the validated config is cached as plain data under the git
+directory (:mod:`sentinel.filecache`, keyed by the exact bytes of the config files and our
+version): the hook validates once per config edit, not per commit.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 import sys
-from dataclasses import dataclass, field, fields, is_dataclass
 
+from sentinel import filecache
 from sentinel.errors import ConfigError
 from sentinel.models import FilterMode, Severity
+from sentinel.record import Record, factory
 
 DEFAULT_PROTECTED_PATHS = [
     ".git/**", ".env", ".env.*", "**/.env", "**/.env.*", ".ssh/**", "**/.ssh/**",
@@ -29,56 +29,50 @@ DEFAULT_PROTECTED_EXCEPTIONS = ["**/.env.example", "**/.env.sample", "**/.env.te
                                 ".env.example", ".env.sample", ".env.template"]
 
 
-@dataclass(slots=True)
-class JailConfig:
+class JailConfig(Record, forbid_extra=True):
     enabled: bool = True
-    banned_imports: list[str] = field(default_factory=list)
-    banned_dependencies: list[str] = field(default_factory=list)
+    banned_imports: list[str] = factory(list)
+    banned_dependencies: list[str] = factory(list)
     # When set, any dependency added to a manifest must be on this list.
     allowed_dependencies: list[str] | None = None
-    protected_paths: list[str] = field(default_factory=lambda: list(DEFAULT_PROTECTED_PATHS))
-    extra_protected_paths: list[str] = field(default_factory=list)
-    protected_exceptions: list[str] = field(default_factory=lambda: list(DEFAULT_PROTECTED_EXCEPTIONS))
+    protected_paths: list[str] = factory(lambda: list(DEFAULT_PROTECTED_PATHS))
+    extra_protected_paths: list[str] = factory(list)
+    protected_exceptions: list[str] = factory(lambda: list(DEFAULT_PROTECTED_EXCEPTIONS))
     # Classes of destructive operations that are findings.
-    destructive: list[str] = field(default_factory=lambda: ["filesystem", "process", "database", "shell"])
+    destructive: list[str] = factory(lambda: ["filesystem", "process", "database", "shell"])
 
 
-@dataclass(slots=True)
-class StyleConfig:
+class StyleConfig(Record, forbid_extra=True):
     enabled: bool = True
     # None: read from the project's ruff/black/flake8/.editorconfig settings, else default_line_length.
     line_length: int | None = None
     default_line_length: int = 120
 
 
-@dataclass(slots=True)
-class ChaosConfig:
+class ChaosConfig(Record, forbid_extra=True):
     enabled: bool = True
-    extra_secret_names: list[str] = field(default_factory=list)
+    extra_secret_names: list[str] = factory(list)
     # Shannon entropy (bits per char) above which a long random-looking literal is a secret.
     entropy_threshold: float = 4.5
     # Path globs of test fixtures whose credentials are fake by design.
-    fixture_paths: list[str] = field(default_factory=lambda: ["**/fixtures/**", "**/testdata/**"])
+    fixture_paths: list[str] = factory(lambda: ["**/fixtures/**", "**/testdata/**"])
 
 
-@dataclass(slots=True)
-class PlaceholderConfig:
+class PlaceholderConfig(Record, forbid_extra=True):
     enabled: bool = True
-    markers: list[str] = field(default_factory=lambda: ["TODO", "FIXME", "HACK", "XXX"])
+    markers: list[str] = factory(lambda: ["TODO", "FIXME", "HACK", "XXX"])
     # A marker written in this form names tracked work and is allowed, e.g. "TODO(#123)".
     allowed_form: str | None = r"\b(?:TODO|FIXME)\((?:#\d+|[A-Z][A-Z0-9]+-\d+)\)"
     scan_prose: bool = False
 
 
-@dataclass(slots=True)
-class EmbeddingsConfig:
+class EmbeddingsConfig(Record, forbid_extra=True):
     # "static" (the bundled numpy-only model), a local path, or a sentence-transformers name.
     model: str = "static"
     allow_download: bool = False
 
 
-@dataclass(slots=True)
-class DriftConfig:
+class DriftConfig(Record, forbid_extra=True):
     enabled: bool = True
     # Threshold, bands and digest weight are calibrated for the bundled static model on real bug-fix
     # records (scripts/calibrate_drift.py, table in docs/intent.md); recalibrate for another model.
@@ -92,26 +86,23 @@ class DriftConfig:
     digest_weight: float = 0.6
 
 
-@dataclass(slots=True)
-class ClaimsConfig:
+class ClaimsConfig(Record, forbid_extra=True):
     enabled: bool = True
-    junit: list[str] = field(default_factory=list)
-    coverage: list[str] = field(default_factory=list)
+    junit: list[str] = factory(list)
+    coverage: list[str] = factory(list)
 
 
-@dataclass(slots=True)
-class LlmConfig:
+class LlmConfig(Record, forbid_extra=True):
     enabled: bool = False
     model: str = ""
-    fallback_models: list[str] = field(default_factory=list)
+    fallback_models: list[str] = factory(list)
     timeout: float = 60.0
     max_diff_chars: int = 60000
     fail_closed: bool = True
     api_base: str | None = None
 
 
-@dataclass(slots=True)
-class MemoryConfig:
+class MemoryConfig(Record, forbid_extra=True):
     enabled: bool = True
     # None: <git-dir>/sentinel/hypotheses.sqlite3
     store_path: str | None = None
@@ -122,27 +113,26 @@ class MemoryConfig:
     lexical_weight: float = 0.5
     retention_days: int = 365
     max_runs: int = 5000
-    extra_cards: list[str] = field(default_factory=list)
+    extra_cards: list[str] = factory(list)
 
 
-@dataclass(slots=True)
-class Config:
+class Config(Record, forbid_extra=True):
     fail_level: Severity = Severity.ERROR
     filter_mode: FilterMode = FilterMode.ADDED
-    exclude: list[str] = field(default_factory=list)
+    exclude: list[str] = factory(list)
     # Per rule code: a severity or "off".
-    severity: dict[str, str] = field(default_factory=dict)
-    per_path_ignores: dict[str, list[str]] = field(default_factory=dict)
+    severity: dict[str, str] = factory(dict)
+    per_path_ignores: dict[str, list[str]] = factory(dict)
     baseline: str | None = None
-    jail: JailConfig = field(default_factory=JailConfig)
-    style: StyleConfig = field(default_factory=StyleConfig)
-    chaos: ChaosConfig = field(default_factory=ChaosConfig)
-    placeholder: PlaceholderConfig = field(default_factory=PlaceholderConfig)
-    embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
-    drift: DriftConfig = field(default_factory=DriftConfig)
-    claims: ClaimsConfig = field(default_factory=ClaimsConfig)
-    llm: LlmConfig = field(default_factory=LlmConfig)
-    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    jail: JailConfig = factory(JailConfig)
+    style: StyleConfig = factory(StyleConfig)
+    chaos: ChaosConfig = factory(ChaosConfig)
+    placeholder: PlaceholderConfig = factory(PlaceholderConfig)
+    embeddings: EmbeddingsConfig = factory(EmbeddingsConfig)
+    drift: DriftConfig = factory(DriftConfig)
+    claims: ClaimsConfig = factory(ClaimsConfig)
+    llm: LlmConfig = factory(LlmConfig)
+    memory: MemoryConfig = factory(MemoryConfig)
     # Where the settings came from (not a user key).
     source: str = "defaults"
 
@@ -153,7 +143,7 @@ class Config:
 
 # Tables whose keys are user data (rule codes, globs) and must not be renamed.
 _FREE_KEY_TABLES = {"severity", "per_path_ignores"}
-_VERSION_SALT = "config-v1"
+_CACHE_VERSION = "config-v2"
 
 
 def _normalize_keys(data: dict, path: tuple[str, ...] = ()) -> dict:
@@ -166,28 +156,40 @@ def _normalize_keys(data: dict, path: tuple[str, ...] = ()) -> dict:
     return out
 
 
-def _load_toml(path: str) -> dict:
+def _parse_toml(data: bytes, path: str) -> dict:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not UTF-8 text (invalid byte at offset {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML in {path}: {exc}") from None
 
 
-def find_config(root: str) -> tuple[str | None, dict]:
+def _load_toml(path: str) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    return _parse_toml(data, path)
+
+
+def _candidates(root: str) -> list[str]:
+    return [os.path.join(root, ".sentinel.toml"), os.path.join(root, "pyproject.toml")]
+
+
+def find_config(root: str, files: dict[str, bytes | None] | None = None) -> tuple[str | None, dict]:
     """Return (path, raw table) of the project's config, or (None, {})."""
-    dedicated = os.path.join(root, ".sentinel.toml")
-    if os.path.isfile(dedicated):
-        return dedicated, _load_toml(dedicated)
-    pyproject = os.path.join(root, "pyproject.toml")
-    if os.path.isfile(pyproject):
-        table = _load_toml(pyproject).get("tool", {}).get("sentinel")
+    dedicated, pyproject = _candidates(root)
+    files = files if files is not None else filecache.read_watched([dedicated, pyproject])
+    if files.get(dedicated) is not None:
+        return dedicated, _parse_toml(files[dedicated], dedicated)
+    if files.get(pyproject) is not None:
+        table = _parse_toml(files[pyproject], pyproject).get("tool", {}).get("sentinel")
         if table is not None:
             if not isinstance(table, dict):
                 raise ConfigError(f"{pyproject}: [tool.sentinel] must be a table")
@@ -197,9 +199,8 @@ def find_config(root: str) -> tuple[str | None, dict]:
 
 def validate(raw: dict, origin: str) -> Config:
     """Validate a raw table with pydantic; errors name the key and the file."""
-    from pydantic import ConfigDict, TypeAdapter, ValidationError
+    from pydantic import TypeAdapter, ValidationError
 
-    _forbid_extra(Config, ConfigDict)
     try:
         cfg = TypeAdapter(Config).validate_python(_normalize_keys(raw))
     except ValidationError as exc:
@@ -217,82 +218,89 @@ def validate(raw: dict, origin: str) -> Config:
     return cfg
 
 
-def _forbid_extra(cls, config_dict) -> None:
-    """Attach pydantic's extra='forbid' to our (stdlib) config dataclasses once."""
-    if "__pydantic_config__" in cls.__dict__:
-        return
-    try:
-        cls.__pydantic_config__ = config_dict(extra="forbid")
-    except AttributeError:  # slots dataclasses still accept class attributes; be safe anyway
-        return
-    for f in fields(cls):
-        sub = f.default_factory if callable(getattr(f, "default_factory", None)) else None
-        if isinstance(sub, type) and is_dataclass(sub):
-            _forbid_extra(sub, config_dict)
-
-
 def load_config(root: str | None, explicit: str | None = None, cache_dir: str | None = None) -> Config:
     if explicit:
         if not os.path.isfile(explicit):
             raise ConfigError(f"config file not found: {explicit}")
-        raw_all = _load_toml(explicit)
-        raw = raw_all.get("tool", {}).get("sentinel", raw_all) if explicit.endswith("pyproject.toml") else raw_all
-        origin = explicit
+        watched = [explicit]
+        entry = "config-" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(explicit))[-80:]
     elif root:
-        origin, raw = find_config(root)
-        if origin is None:
-            return Config()
+        watched = _candidates(root)
+        entry = "config"
     else:
         return Config()
+    files = filecache.read_watched(watched)
+    salt = f"{_CACHE_VERSION}:{_defaults_signature()}"
+    cached = filecache.load(cache_dir, entry, salt, files)
+    if cached is not None:
+        try:
+            return from_plain(cached)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            pass  # a cache written by another version of the schema: rebuild it
+    cfg = _load_uncached(root, explicit, files)
+    filecache.store(cache_dir, entry, salt, files, to_plain(cfg))
+    return cfg
+
+
+def _load_uncached(root: str | None, explicit: str | None, files: dict[str, bytes | None]) -> Config:
+    if explicit:
+        if files.get(explicit) is None:
+            raise ConfigError(f"cannot read config file {explicit}")
+        raw_all = _parse_toml(files[explicit], explicit)
+        raw = raw_all.get("tool", {}).get("sentinel", raw_all) if explicit.endswith("pyproject.toml") else raw_all
+        origin = explicit
+    else:
+        origin, raw = find_config(root, files)
+        if origin is None:
+            return Config()
     if not raw:
         cfg = Config()
         cfg.source = origin
         return cfg
-    key = hashlib.sha256(repr(sorted(_flatten(raw))).encode() + _VERSION_SALT.encode() + origin.encode()).hexdigest()
-    cache_file = os.path.join(cache_dir, f"config-{key[:24]}.pickle") if cache_dir else None
-    if cache_file and os.path.isfile(cache_file):
-        try:
-            with open(cache_file, "rb") as fh:
-                cached = pickle.load(fh)
-            if isinstance(cached, Config):
-                return cached
-        except (OSError, pickle.PickleError, EOFError, AttributeError, TypeError):
-            pass  # a stale or broken cache is simply rebuilt
-    cfg = validate(raw, origin)
-    if cache_file:
-        try:
-            os.makedirs(cache_dir, exist_ok=True)
-            tmp = f"{cache_file}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                pickle.dump(cfg, fh)
-            os.replace(tmp, cache_file)
-        except OSError:
-            pass  # caching is an optimisation only
-    return cfg
+    return validate(raw, origin)
 
 
-def _flatten(value, prefix: str = ""):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _flatten(v, f"{prefix}.{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _flatten(v, f"{prefix}[{i}]")
-    else:
-        yield (prefix, repr(value))
+def _defaults_signature() -> str:
+    """Changes whenever a default changes, so that no cache outlives the defaults it was made with."""
+    global _DEFAULTS_SIGNATURE
+    if _DEFAULTS_SIGNATURE is None:
+        from sentinel import __version__
+
+        _DEFAULTS_SIGNATURE = f"{__version__}:{to_plain(Config())!r}"
+    return _DEFAULTS_SIGNATURE
+
+
+_DEFAULTS_SIGNATURE: str | None = None
+
+
+def to_plain(cfg: Config) -> dict:
+    """The config as plain data: dicts, lists, strings and numbers (enums by value)."""
+    def conv(v):
+        if isinstance(v, Record):
+            return {name: conv(getattr(v, name)) for name in v._fields}
+        if isinstance(v, dict):
+            return {k: conv(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [conv(x) for x in v]
+        if isinstance(v, (Severity, FilterMode)):
+            return v.value
+        return v
+
+    return conv(cfg)
+
+
+def from_plain(data: dict) -> Config:
+    """Inverse of :func:`to_plain` for data that was validated when it was cached."""
+    values = dict(data)
+    for name in Config._fields:
+        default = Config._defaults.get(name)
+        if isinstance(default, factory) and isinstance(default.make, type) and issubclass(default.make, Record):
+            values[name] = default.make(**values[name])
+    values["fail_level"] = Severity(values["fail_level"])
+    values["filter_mode"] = FilterMode(values["filter_mode"])
+    return Config(**values)
 
 
 def as_dict(cfg: Config) -> dict:
     """The effective config as plain data (for `sentinel config`)."""
-    from dataclasses import asdict
-
-    def conv(v):
-        if isinstance(v, dict):
-            return {k: conv(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [conv(x) for x in v]
-        if hasattr(v, "value"):
-            return v.value
-        return v
-
-    return conv(asdict(cfg))
+    return to_plain(cfg)

@@ -7,31 +7,28 @@ A check that raises is an *error* of the run (exit 2, check named), never a pass
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
 from sentinel.checks.base import ChangeContext, FileContext, path_matches
 from sentinel.config import Config
-from sentinel.models import (CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity,
-                             Verdict)
+from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity, Verdict
+from sentinel.record import Record, factory
 from sentinel.sources import Change
 from sentinel.suppress import is_suppressed
-
 
 DEFAULT_BASELINE = ".sentinel-baseline.json"
 
 
-@dataclass(slots=True)
-class RunOptions:
+class RunOptions(Record):
     fail_level: Severity | None = None
     filter_mode: FilterMode | None = None
     only_checks: list[str] | None = None  # run just these checks (e.g. the commit-msg hook)
-    extra_banned: list[str] = field(default_factory=list)
+    extra_banned: list[str] = factory(list)
     task: str | None = None
     message: str | None = None
     baseline_path: str | None = None
     use_baseline: bool = True
-    extra: dict = field(default_factory=dict)  # passed to change-level checks (junit paths...)
+    extra: dict = factory(dict)  # passed to change-level checks (junit paths...)
 
 
 def _decode(data: bytes | None) -> tuple[str | None, str | None]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 from sentinel.errors import GitError
@@ -18,21 +17,35 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO_SHA = "0" * 40
 
 
+NOT_INSTALLED = "git is not installed or not on PATH; use --diff FILE to check a diff without git"
+
+
 def git_executable() -> str:
+    """The git on PATH, for callers that run git themselves; a clear GitError when there is none."""
+    import shutil
+
     exe = shutil.which("git")
     if exe is None:
-        raise GitError("git is not installed or not on PATH; use --diff FILE to check a diff without git")
+        raise GitError(NOT_INSTALLED)
     return exe
+
+
+def _spawn(argv: list[str], cwd: str | None, input_bytes: bytes | None = None) -> subprocess.CompletedProcess:
+    # No PATH lookup of our own (shutil.which on every call): the exec reports a missing git.
+    try:
+        return subprocess.run(["git", *argv], cwd=cwd, input=input_bytes,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except FileNotFoundError as exc:
+        if exc.filename == "git":
+            raise GitError(NOT_INSTALLED) from None
+        raise GitError(f"could not run git in {cwd}: {exc.strerror}") from None
+    except OSError as exc:
+        raise GitError(f"could not run git: {exc}") from None
 
 
 def run_git(args: list[str], cwd: str | None = None, input_bytes: bytes | None = None,
             check: bool = True) -> bytes:
-    exe = git_executable()
-    try:
-        proc = subprocess.run([exe, *_GIT_CONFIG, *args], cwd=cwd, input=input_bytes,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as exc:
-        raise GitError(f"could not run git: {exc}") from None
+    proc = _spawn([*_GIT_CONFIG, *args], cwd, input_bytes)
     if check and proc.returncode != 0:
         msg = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
         raise GitError(f"git {' '.join(args[:3])} failed: {msg}")
@@ -48,9 +61,7 @@ def _locate(cwd: str | None) -> tuple[str, str]:
     hit = _LOCATIONS.get(where)
     if hit:
         return hit
-    exe = git_executable()
-    proc = subprocess.run([exe, "rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd=where,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _spawn(["rev-parse", "--show-toplevel", "--absolute-git-dir"], where)
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     if proc.returncode != 0 or len(lines) < 2:
         raise GitError(f"not a git repository: {where} (run inside a repository, or use --diff FILE)")
@@ -68,9 +79,7 @@ def git_dir(root: str) -> str:
 
 
 def resolve(root: str, rev: str) -> str:
-    exe = git_executable()
-    proc = subprocess.run([exe, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=root,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _spawn(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], root)
     if proc.returncode != 0:
         raise GitError(f"unknown revision: {rev!r}")
     return proc.stdout.decode().strip()

@@ -14,9 +14,10 @@ the engine consumes runs of characters instead of one alternation per character.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from sentinel.languages import HASH_COMMENT, SLASH_COMMENT
+from sentinel.lazyre import LazyPattern, lazy_compile
+from sentinel.record import Record, factory
 
 # String prefixes (r, b, f, u...) are ordinary code characters here: they never change where
 # a literal starts or ends, and matching from the quote also lexes ``if"x"`` correctly.
@@ -26,20 +27,19 @@ _TDQ = r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
 _TSQ = r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
 _BACKTICK = r"`[^`\\]*(?:\\.[^`\\]*)*`"
 
-_PY = re.compile(rf"""(?=[#'"])(?:(?P<c>#[^\r\n]*)|(?P<s>{_TDQ}|{_TSQ}|{_DQ}|{_SQ}))""", re.S)
+_PY = lazy_compile(rf"""(?=[#'"])(?:(?P<c>#[^\r\n]*)|(?P<s>{_TDQ}|{_TSQ}|{_DQ}|{_SQ}))""", re.S)
 # Shell-like: "#" starts a comment only at a word start ($#, ${#x}, a#b are code); single
 # quotes have no escapes.
-_HASH = re.compile(r"""(?=[#'"])(?:(?P<c>(?<![^\s])#[^\r\n]*)|(?P<s>"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\n]*'))""",
-                   re.S)
-_SLASH = re.compile(rf"""(?=[/'"`])(?:(?P<c>//[^\r\n]*|/\*.*?\*/)|(?P<s>{_DQ}|{_SQ}|{_BACKTICK}))""", re.S)
+_HASH = lazy_compile(r"""(?=[#'"])(?:(?P<c>(?<![^\s])#[^\r\n]*)|(?P<s>"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\n]*'))""",
+                     re.S)
+_SLASH = lazy_compile(rf"""(?=[/'"`])(?:(?P<c>//[^\r\n]*|/\*.*?\*/)|(?P<s>{_DQ}|{_SQ}|{_BACKTICK}))""", re.S)
 # Rust: 'a is a lifetime, so a quote starts a literal only when it closes one character later.
 _RUST_CHAR = r"""'(?:\\(?:u\{[0-9a-fA-F]{1,6}\}|x[0-9a-fA-F]{2}|.)|[^'\\\n])'"""
-_RUST = re.compile(rf"""(?=[/'"])(?:(?P<c>//[^\r\n]*|/\*.*?\*/)|(?P<s>{_DQ}|{_RUST_CHAR}))""", re.S)
-_SQL = re.compile(r"""(?=[-/'])(?:(?P<c>--[^\r\n]*|/\*.*?\*/)|(?P<s>'(?:''|[^'])*'))""", re.S)
+_RUST = lazy_compile(rf"""(?=[/'"])(?:(?P<c>//[^\r\n]*|/\*.*?\*/)|(?P<s>{_DQ}|{_RUST_CHAR}))""", re.S)
+_SQL = lazy_compile(r"""(?=[-/'])(?:(?P<c>--[^\r\n]*|/\*.*?\*/)|(?P<s>'(?:''|[^'])*'))""", re.S)
 
 
-@dataclass(slots=True)
-class Lexed:
+class Lexed(Record):
     """Per line (1-based): the code with strings blanked and comments removed, and comments."""
 
     code: list[str]  # index 0 unused
@@ -47,13 +47,13 @@ class Lexed:
     string_lines: set[int]  # lines covered by a string literal
     # Lines that begin inside a string literal opened on an earlier line: their leading and
     # trailing whitespace is the string's content, not the file's layout.
-    string_inner: set[int] = field(default_factory=set)
+    string_inner: set[int] = factory(set)
 
     def code_line(self, line: int) -> str:
         return self.code[line] if 0 < line < len(self.code) else ""
 
 
-def _pattern(language: str) -> re.Pattern | None:
+def _pattern(language: str) -> LazyPattern | None:
     if language == "python":
         return _PY
     if language == "rust":

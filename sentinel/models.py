@@ -1,15 +1,16 @@
 """Typed models that flow through the gate: ChangeSet -> checks -> Verdict.
 
-They are stdlib dataclasses on purpose: the pre-commit hook must start in well under
-100 ms and importing pydantic alone costs about that much. Pydantic still validates and
-serialises these same classes at the boundaries (config, JSON output, the Python API)
-through ``TypeAdapter`` in :mod:`sentinel.schema`, imported only where it is needed.
+They are :class:`sentinel.record.Record` classes, not pydantic models, on purpose: the pre-commit
+hook must start in well under 100 ms and importing pydantic alone costs about that much. Pydantic
+still validates these same classes at the boundaries (config, reading a JSON report back) through
+their ``__get_pydantic_core_schema__``, imported only where it is needed.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+
+from sentinel.record import Record, factory
 
 
 class Severity(str, enum.Enum):
@@ -50,8 +51,7 @@ class FilterMode(str, enum.Enum):
     NOFILTER = "nofilter"  # everything the checks report
 
 
-@dataclass(slots=True)
-class Hunk:
+class Hunk(Record):
     source_start: int
     source_length: int
     target_start: int
@@ -59,22 +59,21 @@ class Hunk:
     section_header: str = ""
 
 
-@dataclass(slots=True)
-class FileChange:
+class FileChange(Record):
     """One file of a change. Line numbers of ``added`` are new-file line numbers."""
 
     path: str
     old_path: str | None
     status: FileStatus
     language: str
-    hunks: list[Hunk] = field(default_factory=list)
-    added: dict[int, str] = field(default_factory=dict)
-    removed: list[tuple[int, str]] = field(default_factory=list)
+    hunks: list[Hunk] = factory(list)
+    added: dict[int, str] = factory(dict)
+    removed: list[tuple[int, str]] = factory(list)
     # Unchanged lines shown in the hunks (new-file numbers): lets checks see some surroundings
     # when a plain diff is all there is.
-    context: dict[int, str] = field(default_factory=dict)
+    context: dict[int, str] = factory(dict)
     is_binary: bool = False
-    crlf_lines: set[int] = field(default_factory=set)  # added lines that ended in CRLF
+    crlf_lines: set[int] = factory(set)  # added lines that ended in CRLF
     # Why the file's content could not be read (non-UTF-8, missing blob...); None when fine.
     unreadable: str | None = None
 
@@ -82,8 +81,7 @@ class FileChange:
         return any(h.target_start <= line < h.target_start + max(h.target_length, 1) for h in self.hunks)
 
 
-@dataclass(slots=True)
-class ChangeSet:
+class ChangeSet(Record):
     """A change under review: the files it touches, where it came from, and what its author said."""
 
     files: list[FileChange]
@@ -104,8 +102,7 @@ class ChangeSet:
         return None
 
 
-@dataclass(slots=True)
-class Finding:
+class Finding(Record):
     rule: str  # stable code, e.g. "SEN301"
     check: str  # check name, e.g. "chaos"
     severity: Severity
@@ -121,25 +118,22 @@ class Finding:
         return (self.path, self.line or 0, self.column or 0, self.rule)
 
 
-@dataclass(slots=True)
-class CheckResult:
+class CheckResult(Record):
     check: str
     status: CheckStatus
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = factory(list)
     reason: str = ""  # why skipped / the error, for honest reporting
     duration_ms: float = 0.0
 
 
-@dataclass(slots=True)
-class NotChecked:
+class NotChecked(Record):
     """A file the gate saw but could not examine, and why: never silently 'passed'."""
 
     path: str
     reason: str
 
 
-@dataclass(slots=True)
-class SimilarFix:
+class SimilarFix(Record):
     """A governed experience card that resembles a failure (from the memory layer)."""
 
     card_id: str
@@ -148,8 +142,7 @@ class SimilarFix:
     fix_strategy: str
 
 
-@dataclass(slots=True)
-class RecurringPattern:
+class RecurringPattern(Record):
     """A signature this project has failed on before (from the hypothesis store)."""
 
     signature: str
@@ -160,19 +153,17 @@ class RecurringPattern:
     last_resolution: str | None = None
 
 
-@dataclass(slots=True)
-class RecallGroup:
+class RecallGroup(Record):
     """Recall for one group of related findings: similar past fixes and recurring patterns."""
 
     rule: str
     title: str
     finding_count: int
-    similar: list[SimilarFix] = field(default_factory=list)
-    patterns: list[RecurringPattern] = field(default_factory=list)
+    similar: list[SimilarFix] = factory(list)
+    patterns: list[RecurringPattern] = factory(list)
 
 
-@dataclass(slots=True)
-class Verdict:
+class Verdict(Record):
     passed: bool
     fail_level: Severity
     checks: list[CheckResult]
@@ -180,12 +171,12 @@ class Verdict:
     source: str
     files_changed: int
     lines_added: int
-    not_checked: list[NotChecked] = field(default_factory=list)
+    not_checked: list[NotChecked] = factory(list)
     suppressed: int = 0
     baselined: int = 0
     duration_ms: float = 0.0
     # Filled by the memory layer after a failure (similar fixes, recurring patterns).
-    recall: list[RecallGroup] = field(default_factory=list)
+    recall: list[RecallGroup] = factory(list)
     recall_note: str = ""  # e.g. "lexical search only: no vector model could load"
 
     @property

@@ -22,24 +22,24 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
+
+from sentinel.lazyre import lazy_compile
+from sentinel.record import Record, factory
 
 # "off" in an editorconfig means: no limit for these files.
 NO_LIMIT = 0
 
 
-@dataclass(frozen=True, slots=True)
-class EditorConfigSection:
+class EditorConfigSection(Record, frozen=True):
     pattern: re.Pattern
     max_line_length: int | None  # NO_LIMIT for "off", None when the section does not set it
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectSettings:
+class ProjectSettings(Record, frozen=True):
     python_line_length: int | None = None  # from ruff / black / flake8
     python_source: str | None = None  # e.g. "ruff in pyproject.toml"
-    editorconfig: tuple[EditorConfigSection, ...] = field(default_factory=tuple)
+    editorconfig: tuple[EditorConfigSection, ...] = factory(tuple)
 
     def line_length(self, path: str, language: str) -> tuple[int | None, str | None]:
         """(limit, where it came from) for a file; (None, None) when the project says nothing.
@@ -153,8 +153,8 @@ def _positive_int(value) -> int | None:
 
 # --- .editorconfig ----------------------------------------------------------------------
 
-_SECTION = re.compile(r"^\s*\[(.*)\]\s*(?:[#;].*)?$")
-_PAIR = re.compile(r"^\s*([^=:#;\s][^=:]*?)\s*[=:]\s*(.*?)\s*$")
+_SECTION = lazy_compile(r"^\s*\[(.*)\]\s*(?:[#;].*)?$")
+_PAIR = lazy_compile(r"^\s*([^=:#;\s][^=:]*?)\s*[=:]\s*(.*?)\s*$")
 
 
 def _editorconfig(path: str) -> list[EditorConfigSection]:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from sentinel.models import Severity
+from sentinel.record import Record, factory
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Record, frozen=True):
     code: str  # stable, e.g. "SEN301"
     name: str  # kebab-case, e.g. "bare-except"
     check: str  # owning check, e.g. "chaos"
@@ -20,7 +18,7 @@ class Rule:
     hint: str = ""  # one-line fix hint shown with each finding
     example_path: str = "example.py"  # file name the examples are checked as
     # Config overrides needed for the example to fire, e.g. {"jail": {"banned_imports": ["flask"]}}.
-    example_config: dict = field(default_factory=dict)
+    example_config: dict = factory(dict)
     # Message-based rules (intent checks): the commit message / task the example is checked with.
     # "" means none; the counter-example uses its own when set, else the example's.
     example_message: str = ""

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 
 from sentinel import gitio
 from sentinel.diffparse import decode_diff, parse_diff
 from sentinel.errors import GitError, InputError
 from sentinel.languages import detect_language
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
+from sentinel.record import Record
 
 # Refuse absurd inputs with a clear message rather than exhausting memory.
 MAX_DIFF_BYTES = 512 * 1024 * 1024
 
 
-@dataclass(slots=True)
-class Change:
+class Change(Record):
     changeset: ChangeSet
     # "" reads the index, a sha reads that commit, None reads the working tree (diff input).
     content_rev: str | None = None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
+from sentinel.lazyre import lazy_compile
 
-_MARK = re.compile(r"sentinel:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]+)\])?")
+_MARK = lazy_compile(r"sentinel:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]+)\])?")
 
 
 def suppressed_codes(comment: str) -> set[str] | None:

@@ -106,7 +106,7 @@ def test_config_from_pyproject_and_cache_is_used(repo):
     repo.add("s.py")
     first = repo.sentinel("check", "--no-memory")
     assert first.returncode == 1 and "SEN301" in first.stdout  # warning, but fail-level is warning
-    cache = list((repo.path / ".git" / "sentinel").glob("config-*.pickle"))
+    cache = list((repo.path / ".git" / "sentinel").glob("config*.marshal"))
     assert len(cache) == 1
     second = repo.sentinel("check", "--no-memory")
     assert second.returncode == 1 and second.stdout == first.stdout

@@ -10,12 +10,12 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from sentinel.config import Config
 from sentinel.lexer import Lexed, lex
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding
+from sentinel.record import Record, factory
 from sentinel.rules import Rule
 
 
@@ -114,7 +114,7 @@ class FileContext:
             tree = self.tree
             if tree is not None:
                 index = self._nodes
-                for node in ast.walk(tree):
+                for node in walk(tree):
                     index.setdefault(type(node), []).append(node)
         out: list = []
         for t in types:
@@ -124,13 +124,8 @@ class FileContext:
     def parent(self, node: ast.AST) -> ast.AST | None:
         # Built on first use only: most files never need it and it doubles the cost of a walk.
         if self._parents is None:
-            parents: dict[int, ast.AST] = {}
             tree = self.tree
-            if tree is not None:
-                for outer in ast.walk(tree):
-                    for child in ast.iter_child_nodes(outer):
-                        parents[id(child)] = outer
-            self._parents = parents
+            self._parents = parent_map(tree) if tree is not None else {}
         return self._parents.get(id(node))
 
     def ancestors(self, node: ast.AST):
@@ -155,14 +150,88 @@ class FileContext:
         return path_matches(self.path, patterns)
 
 
+# Fields that hold only shared leaf singletons (Load/Store contexts, operators). They are a
+# large share of every tree, no rule asks for them, and skipping them makes a walk about twice
+# as fast as ast.walk on real code (the whole-tree benchmark spends seconds here).
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+    return fields
+
+
+def walk(tree: ast.AST) -> list[ast.AST]:
+    """Every node below and including `tree` in ast.walk's breadth-first order, without the
+    context and operator leaves."""
+    todo = [tree]
+    append = todo.append
+    node_type = ast.AST
+    fields_of = _CHILD_FIELDS.get
+    for node in todo:  # the list grows while we iterate: breadth-first, like ast.walk
+        cls = type(node)
+        for name in fields_of(cls) or _child_fields(cls):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        append(item)
+            elif isinstance(value, node_type):
+                append(value)
+    return todo
+
+
+def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(child) -> parent for every node `walk` visits."""
+    parents: dict[int, ast.AST] = {}
+    node_type = ast.AST
+    fields_of = _CHILD_FIELDS.get
+    todo = [tree]
+    append = todo.append
+    for node in todo:
+        cls = type(node)
+        for name in fields_of(cls) or _child_fields(cls):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        parents[id(item)] = node
+                        append(item)
+            elif isinstance(value, node_type):
+                parents[id(value)] = node
+                append(value)
+    return parents
+
+
 def path_matches(path: str, patterns: list[str]) -> bool:
     """gitignore-like globs: "**/" may match no directory; a pattern without "/" matches the basename."""
     if not patterns:
         return False
-    full, base = _glob_regexes(tuple(patterns))
+    # Most paths match none of the globs: a glob whose fixed text is not in the path cannot
+    # match it, and skipping it saves compiling a regex of every configured glob on each run.
+    candidates = tuple(p for p in patterns if _required_text(p) in path)
+    if not candidates:
+        return False
+    full, base = _glob_regexes(candidates)
     if full is not None and full.match(path):
         return True
     return base is not None and base.match(path.rsplit("/", 1)[-1]) is not None
+
+
+@lru_cache(maxsize=1024)
+def _required_text(pattern: str) -> str:
+    """The longest fixed text every path matching the glob contains ("" when unsure)."""
+    if "[" in pattern:
+        return ""  # bracket expressions have subtle fnmatch rules: no shortcut
+    if pattern.startswith("**/"):
+        pattern = pattern[3:]  # "**/" may match no directory at all
+    if pattern.endswith("/**"):
+        pattern = pattern[:-3]  # "dir/**" also matches "dir" itself
+    runs = pattern.replace("?", "*").split("*")
+    return max(runs, key=len)
 
 
 @lru_cache(maxsize=128)
@@ -182,8 +251,7 @@ def _glob_regexes(patterns: tuple[str, ...]):
             re.compile("|".join(f"(?:{p})" for p in base)) if base else None)
 
 
-@dataclass(slots=True)
-class ChangeContext:
+class ChangeContext(Record):
     """What a change-level check sees: the whole change, its text, and the other checks' findings."""
 
     files: list[FileChange]
@@ -192,9 +260,9 @@ class ChangeContext:
     root: str | None
     message: str | None
     task: str | None
-    findings_so_far: list[Finding] = field(default_factory=list)
-    file_contexts: dict[str, FileContext] = field(default_factory=dict)
-    options: dict = field(default_factory=dict)  # --junit paths etc., passed through
+    findings_so_far: list[Finding] = factory(list)
+    file_contexts: dict[str, FileContext] = factory(dict)
+    options: dict = factory(dict)  # --junit paths etc., passed through
 
     def content_files(self) -> list[FileChange]:
         return [f for f in self.files if f.status not in (FileStatus.DELETED, FileStatus.BINARY)]

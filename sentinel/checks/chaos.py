@@ -15,7 +15,7 @@ import ast
 import re
 import weakref
 
-from sentinel.checks.base import FileContext
+from sentinel.checks.base import FileContext, parent_map
 from sentinel.checks.secrets import (
     NOT_SECRET,
     PRIVATE_KEY_BEGIN,
@@ -116,20 +116,20 @@ _CODE_LANGS = frozenset(SLASH_COMMENT | {"ruby", "perl", "lua", "json", "python"
 _LEXED_LANGS = frozenset(HASH_COMMENT | SLASH_COMMENT | {"sql", "rust"})
 # Generated files whose keys are package names ("js-tokens": "^4.0.0"), never credentials.
 _LOCKFILE = lazy_compile(r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|"
-                       r"poetry\.lock|Pipfile\.lock|Cargo\.lock|composer\.lock|Gemfile\.lock|go\.sum|uv\.lock)$|"
-                       r"\.lock$")
+                         r"poetry\.lock|Pipfile\.lock|Cargo\.lock|composer\.lock|Gemfile\.lock|go\.sum|uv\.lock)$|"
+                         r"\.lock$")
 _TEST_PATH = lazy_compile(r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|testdata|fixtures)/|"
-                        r"(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|[^/]*\.(?:test|spec)\.\w+|conftest\.py)$")
+                          r"(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|[^/]*\.(?:test|spec)\.\w+|conftest\.py)$")
 # Documentation examples and templates: names there hold stand-ins (token formats still count).
 _EXAMPLE_PATH = lazy_compile(r"(?:^|/)(?:examples?|samples?)(?:[._-][^/]*)?/|"
-                           r"[._-](?:example|sample|template)s?(?:[._-][^/]*)?$", re.IGNORECASE)
+                             r"[._-](?:example|sample|template)s?(?:[._-][^/]*)?$", re.IGNORECASE)
 _FIXTURE_MARK = lazy_compile(r"(?:#|//|/\*|--).*sentinel:\s*fixture")
 
 # Gates: which lines in scope could matter at all, before any parsing.
 # A selected line that could start a Python finding: an except clause, an eval/exec call, a
 # lookup whose result is used on the same line (or a closing parenthesis that is).
 _PY_GATE = lazy_compile(r"^\s*except\b|\b(?:eval|exec)\s*\(|(?:\.get|match|search|which|getenv)\(.*\)\s*[.\[]|"
-                      r"^\s*\)\s*[.\[]")
+                        r"^\s*\)\s*[.\[]")
 
 
 # --- scope helpers ------------------------------------------------------------------------------
@@ -187,6 +187,22 @@ def _is_test_file(path: str) -> bool:
     return _TEST_PATH.search(path) is not None
 
 
+class _LazyFlag:
+    """A per-file fact computed on first use: most files never need to know, and deciding
+    compiles path patterns that would otherwise cost more than checking a small commit."""
+
+    __slots__ = ("_decide", "_value")
+
+    def __init__(self, decide):
+        self._decide = decide
+        self._value: bool | None = None
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            self._value = bool(self._decide())
+        return self._value
+
+
 def _fixture_marked(ctx: FileContext, line: int) -> bool:
     return any(_FIXTURE_MARK.search(ctx.line(n)) for n in (line, line - 1) if n > 0)
 
@@ -199,25 +215,25 @@ def check_file(ctx: FileContext) -> list[Finding]:
     cfg = ctx.config.chaos
     extra = tuple(cfg.extra_secret_names)
     secrets_on = not ctx.path_matches(cfg.fixture_paths)
-    in_test = _is_test_file(ctx.path)
+    in_test = _LazyFlag(lambda: _is_test_file(ctx.path))
     out: list[Finding] = []
     token_lines: set[int] = set()
     if secrets_on:
         out.extend(_token_findings(ctx, in_test, token_lines))
-    names_on = secrets_on and not _LOCKFILE.search(ctx.path) and not _EXAMPLE_PATH.search(ctx.path)
+    names_on = _LazyFlag(lambda: secrets_on and not _LOCKFILE.search(ctx.path)
+                         and not _EXAMPLE_PATH.search(ctx.path))
     if ctx.language == "python":
         out.extend(_python(ctx, names_on, extra, in_test, token_lines))
     else:
         if ctx.language in _JS:
             out.extend(_js(ctx))
-        if names_on:
-            out.extend(_lexical_credentials(ctx, extra, in_test, token_lines))
+        out.extend(_lexical_credentials(ctx, names_on, extra, in_test, token_lines))
     return out
 
 
 # --- SEN304: token formats (any file) -----------------------------------------------------------
 
-def _token_findings(ctx: FileContext, in_test: bool, token_lines: set[int]) -> list[Finding]:
+def _token_findings(ctx: FileContext, in_test, token_lines: set[int]) -> list[Finding]:
     out: list[Finding] = []
     for n in _matching_lines(ctx, TOKEN_GATE):
         if in_test and _fixture_marked(ctx, n):
@@ -278,15 +294,14 @@ def _py_worth_parsing(ctx: FileContext, extra: tuple[str, ...]) -> bool:
     return False
 
 
-def _python(ctx: FileContext, names_on: bool, extra: tuple[str, ...], in_test: bool,
+def _python(ctx: FileContext, names_on, extra: tuple[str, ...], in_test,
             token_lines: set[int]) -> list[Finding]:
     if not _py_worth_parsing(ctx, extra):
         return []
     tree = ctx.tree
     if tree is None:
         out = _python_lexical(ctx)
-        if names_on:
-            out.extend(_lexical_credentials(ctx, extra, in_test, token_lines))
+        out.extend(_lexical_credentials(ctx, names_on, extra, in_test, token_lines))
         return out
     selected = _line_filter(ctx)
     text = ctx.text
@@ -301,8 +316,7 @@ def _python(ctx: FileContext, names_on: bool, extra: tuple[str, ...], in_test: b
             out.extend(_py_eval(ctx, calls))
         if want_none and not in_test:  # in a test the AttributeError is the failure report
             out.extend(_py_none_access(ctx, selected))
-    if names_on:
-        out.extend(_py_credentials(ctx, extra, in_test, token_lines))
+    out.extend(_py_credentials(ctx, names_on, extra, in_test, token_lines))
     return out
 
 
@@ -635,9 +649,7 @@ class _LocalParents:
         root = self._root(node)
         if root is not None and id(root) not in self.walked:
             self.walked.add(id(root))
-            for outer in ast.walk(root):
-                for child in ast.iter_child_nodes(outer):
-                    self.parents[id(child)] = outer
+            self.parents.update(parent_map(root))
         cur = self.parents.get(id(node))
         while cur is not None:
             yield cur
@@ -777,8 +789,10 @@ def _bindings(ctx: FileContext):
                 yield arg.arg, default
 
 
-def _py_credentials(ctx: FileContext, extra: tuple[str, ...], in_test: bool,
+def _py_credentials(ctx: FileContext, names_on, extra: tuple[str, ...], in_test,
                     token_lines: set[int]) -> list[Finding]:
+    """Names bound to secret-looking literals. `names_on` (lock files and examples are exempt)
+    is asked only once there is a candidate."""
     threshold = ctx.config.chaos.entropy_threshold
     out: list[Finding] = []
     seen: set[tuple[int, int]] = set()
@@ -795,6 +809,8 @@ def _py_credentials(ctx: FileContext, extra: tuple[str, ...], in_test: bool,
         level = classify_name(name, extra)
         if level == NOT_SECRET:
             continue
+        if not names_on:
+            return []
         reason = assess_value(value, level, name, threshold, in_test)
         if reason is None or (in_test and _fixture_marked(ctx, line)):
             continue
@@ -886,7 +902,7 @@ _DOTENV_COMMENT = lazy_compile(r"[ \t]+#.*$")
 _MINIFIED_LINE = 500
 
 
-def _lexical_credentials(ctx: FileContext, extra: tuple[str, ...], in_test: bool,
+def _lexical_credentials(ctx: FileContext, names_on, extra: tuple[str, ...], in_test,
                          token_lines: set[int]) -> list[Finding]:
     lang = ctx.language
     config_style = lang in _CONFIG_LANGS
@@ -910,6 +926,8 @@ def _lexical_credentials(ctx: FileContext, extra: tuple[str, ...], in_test: bool
             level = classify_name(key, extra)
             if level == NOT_SECRET:
                 continue
+            if not names_on:
+                return []
             reason = assess_value(value, level, key, threshold, in_test)
             if reason is None or (in_test and _fixture_marked(ctx, n)):
                 continue

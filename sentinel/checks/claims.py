@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 
 from sentinel.intent import lazy_re
 from sentinel.models import CheckResult, CheckStatus, Finding, Severity
+from sentinel.record import Record, factory
 from sentinel.rules import Rule
 
 CHECK = "claims"
@@ -134,11 +134,10 @@ class Status:
     UNSUPPORTED = "unsupported"
 
 
-@dataclass(slots=True)
-class Judgement:
+class Judgement(Record):
     status: str
-    found: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
+    found: list[str] = factory(list)
+    missing: list[str] = factory(list)
 
 
 # --- evidence -------------------------------------------------------------------------------------

@@ -16,11 +16,11 @@ import bisect
 import functools
 import posixpath
 import re
-from dataclasses import dataclass
 
 from sentinel.checks.base import ChangeContext, FileContext, path_matches
 from sentinel.lazyre import LazyPattern
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding, Severity
+from sentinel.record import Record
 from sentinel.rules import Rule
 
 
@@ -135,8 +135,7 @@ _SHELLISH = {"shell", "make", "docker", "yaml"}
 
 
 # --------------------------------------------------------------------------- settings
-@dataclass(frozen=True, slots=True)
-class _Settings:
+class _Settings(Record, frozen=True):
     banned_imports: tuple[str, ...]
     banned_py: frozenset[str]
     banned_npm: frozenset[str]
@@ -894,10 +893,11 @@ def destructive_sql(sql: str) -> str | None:
 
 
 def _check_sql_call(ctx: FileContext, node: ast.Call, name: str, line: int | None, aliases, out: _Out) -> None:
-    parent = ctx.parent(node)
-    if (name not in _SQL_METHODS and isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
-            and parent.func.attr in _SQL_METHODS):
-        return  # conn.execute(text("...")): reported once, for the execute call
+    if name not in _SQL_METHODS:  # text("..."): the parent map is built only for these
+        parent = ctx.parent(node)
+        if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+                and parent.func.attr in _SQL_METHODS):
+            return  # conn.execute(text("...")): reported once, for the execute call
     arg = _arg(node, 0, "sql", "statement", "operation", "sql_script", "text")
     origins: list = []
     sql = _str_value(arg, ctx, 0, origins)

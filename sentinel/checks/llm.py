@@ -13,6 +13,7 @@ import json
 import os
 import re
 
+from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckResult, CheckStatus, FileStatus, Finding, Severity
 from sentinel.rules import Rule
 
@@ -101,7 +102,7 @@ def _schema():
     return Review
 
 
-_FENCED = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
+_FENCED = lazy_compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
 
 
 def parse_review(text: str):

@@ -40,6 +40,7 @@ from functools import cache, lru_cache
 from sentinel.checks.base import FileContext
 from sentinel.checks.style import any_word
 from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
+from sentinel.lazyre import lazy_compile
 from sentinel.models import Finding, Severity
 from sentinel.rules import Rule
 
@@ -113,22 +114,22 @@ _STUB_COMMENT_SOURCE = r"""
   | ^fill\s+(?:this\s+|me\s+|it\s+)?in(?:\s+(?:later|here|the\s+blanks|the\s+details|the\s+implementation
         |the\s+logic))?\W*$
 """
-_COMMENT_OPEN = re.compile(r"^\s*(?:#+!?|//+!?|/\*+!?|\*+(?!/)|--+|;+)?\s*")
-_COMMENT_CLOSE = re.compile(r"\s*\*+/\s*$")
+_COMMENT_OPEN = lazy_compile(r"^\s*(?:#+!?|//+!?|/\*+!?|\*+(?!/)|--+|;+)?\s*")
+_COMMENT_CLOSE = lazy_compile(r"\s*\*+/\s*$")
 
 _AST_GATE = ("NotImplemented", "pass", "...")
 _ABSTRACT_DECORATORS = frozenset({"abstractmethod", "abstractproperty", "abstractclassmethod",
                                   "abstractstaticmethod", "overload"})
 _DISPATCH_DECORATORS = frozenset({"singledispatch", "singledispatchmethod"})
 _ABSTRACT_BASES = frozenset({"ABC", "Protocol", "ABCMeta"})
-_ABSTRACT_NAME = re.compile(r"^_?(?:Base|Abstract)[A-Z_]|^_?Abstract|(?:Base|Interface|Mixin|ABC)$")
-_DOUBLE_NAME = re.compile(r"^_?(?:Fake|Dummy|Stub|Mock|Null|Noop|NoOp|Nop)(?=[A-Z0-9_]|$)"
-                          r"|[a-z0-9](?:Fake|Dummy|Stub|Mock|Noop|NoOp)$")
-_NOOP_NAME = re.compile(r"(?:^|_)(?:noop|no_op|nop|do_nothing|nothing|ignore|ignored|dummy|null)(?:_|$)", re.I)
+_ABSTRACT_NAME = lazy_compile(r"^_?(?:Base|Abstract)[A-Z_]|^_?Abstract|(?:Base|Interface|Mixin|ABC)$")
+_DOUBLE_NAME = lazy_compile(r"^_?(?:Fake|Dummy|Stub|Mock|Null|Noop|NoOp|Nop)(?=[A-Z0-9_]|$)"
+                            r"|[a-z0-9](?:Fake|Dummy|Stub|Mock|Noop|NoOp)$")
+_NOOP_NAME = lazy_compile(r"(?:^|_)(?:noop|no_op|nop|do_nothing|nothing|ignore|ignored|dummy|null)(?:_|$)", re.I)
 # A message that names the design ("subclasses must override", "unsupported on this
 # platform") documents a deliberate refusal, not missing code.
-_DELIBERATE = re.compile(r"subclass|overrid|abstract|derived class|must be implemented by|not supported|unsupported"
-                         r"|does(?: not|n't) support|is undefined|not available", re.IGNORECASE)
+_DELIBERATE = lazy_compile(r"subclass|overrid|abstract|derived class|must be implemented by|not supported|unsupported"
+                           r"|does(?: not|n't) support|is undefined|not available", re.IGNORECASE)
 _CONDITIONAL = (ast.If, ast.ExceptHandler, ast.For, ast.AsyncFor, ast.While, ast.match_case)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _FALLBACK_BLOCKS = tuple(t for t in (ast.If, ast.Try, getattr(ast, "TryStar", None), ast.ExceptHandler) if t)
@@ -200,7 +201,13 @@ def check_file(ctx: FileContext) -> list[Finding]:
 
 
 # A `pass`/`...` statement or a NotImplemented name in code (strings blanked, comments gone).
-_STUB_CODE = re.compile(r"(?:^|[:;])\s*(?:pass|\.\.\.)\s*$")
+_STUB_CODE = lazy_compile(r"(?:^|[:;])\s*(?:pass|\.\.\.)\s*$")
+
+
+# The same test on raw lines of the whole text (the code part is what precedes the first "#"):
+# one scan in C instead of a Python loop over every selected line of a large file.
+_STUB_LINE = lazy_compile(r"^[^#\n]*NotImplemented|^(?:[^#\n]*[:;])?[ \t\f]*(?:pass|\.\.\.)[ \t\f\r]*(?:#|$)",
+                          re.M)
 
 
 def _needs_ast(ctx: FileContext) -> bool:
@@ -208,14 +215,17 @@ def _needs_ast(ctx: FileContext) -> bool:
     docstring or NotImplementedError named in a comment must not cost a parse of a 5,000-line module."""
     if not any_word(ctx, _AST_GATE):
         return False
-    # Raw lines first (a trailing comment cut naively): lexing a large file costs more than this scan.
-    candidates = [n for n in ctx.selected_lines()
-                  if "NotImplemented" in (code := ctx.line(n).split("#", 1)[0]) or _STUB_CODE.search(code)]
-    if not candidates:
-        return False
-    lexed = ctx.lexed
-    for n in candidates:
-        code = lexed.code_line(n)
+    # Raw lines first (a trailing comment cut naively), then the lexer's code view to confirm:
+    # lexing a large file costs more than this scan.
+    text = ctx.text
+    line, pos = 1, 0
+    for m in _STUB_LINE.finditer(text):
+        start = m.start()
+        line += text.count("\n", pos, start)
+        pos = start
+        if not ctx.selected(line):
+            continue
+        code = ctx.lexed.code_line(line)
         if "NotImplemented" in code or _STUB_CODE.search(code):
             return True
     return False
@@ -295,7 +305,7 @@ def _column(line: str, comment: str, offset: int) -> int:
     return max(at, 0) + offset + 1
 
 
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_INLINE_CODE = lazy_compile(r"`[^`\n]*`")
 
 
 def _prose_markers(ctx: FileContext) -> list[Finding]:

@@ -35,7 +35,7 @@ TOKEN_FORMATS: tuple[tuple[str, re.Pattern, int], ...] = (
     ("Stripe live secret key", lazy_compile(r"(?<![A-Za-z0-9])[sr]k_live_[0-9A-Za-z]{16,247}"), 8),
     ("Anthropic API key", lazy_compile(r"(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,}"), 7),
     ("OpenAI API key", lazy_compile(r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ"
-                                  r"[A-Za-z0-9_-]{20,}"), 3),
+                                    r"[A-Za-z0-9_-]{20,}"), 3),
 )
 PRIVATE_KEY_BEGIN = lazy_compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # Key material: a long run of base64 right after the marker or on the next lines. Without it the
@@ -156,7 +156,7 @@ _PLACEHOLDER_EXACT = frozenset({
 })
 # DER public keys (SubjectPublicKeyInfo) in base64: high entropy, under names like "key", not secret.
 _PUBLIC_KEY_DER = lazy_compile(r"^(?:MFkwEwYH|MHYwEAYH|MIGbMBAGByqGSM49|MCowBQYDK2V|MIIBIjANBgkq|MIICIjANBgkq|"
-                             r"MIGfMA0GCSq|MIIBojANBgkq)")
+                               r"MIGfMA0GCSq|MIIBojANBgkq)")
 _PLACEHOLDER_PARTS = ("changeme", "change_me", "change-me", "changethis", "change_this", "change-this",
                       "replaceme", "replace_me", "replace-me", "replace_with", "replace-with", "placeholder",
                       "example", "dummy", "fake", "redacted", "notreal", "not_real", "not-real", "not_a_real",
@@ -167,13 +167,14 @@ _MARKER_WORDS = frozenset({"mock", "fake", "dummy", "sample", "example", "placeh
 _TEST_PARTS = ("test", "mock", "fake", "dummy", "example", "sample", "stub", "fixture")
 # Whole-value templates and references: ${VAR}, {password}, <password>, $VAR, %VAR%, [PAD],
 # and pointers to a secret store rather than the secret itself.
-_TEMPLATE = lazy_compile(r"^(?:\$\{.*\}|\$[A-Za-z_]\w*|\{.*\}|<.*>|%[A-Za-z_]\w*%|\[[\w .|-]*\]|:[a-z_]\w*)$|"
-                       r"^(?:env|vault|ssm|secret|secrets|keyring|file|op|sm|awssm|gcpsm|azkv|arn)(?::|://)|^os\.environ\b|^urn:",
-                       re.I | re.S)
+_TEMPLATE = lazy_compile(
+    r"^(?:\$\{.*\}|\$[A-Za-z_]\w*|\{.*\}|<.*>|%[A-Za-z_]\w*%|\[[\w .|-]*\]|:[a-z_]\w*)$|"
+    r"^(?:env|vault|ssm|secret|secrets|keyring|file|op|sm|awssm|gcpsm|azkv|arn)(?::|://)|^os\.environ\b|^urn:",
+    re.I | re.S)
 _YOUR = lazy_compile(r"^your(?:[\W_]|[A-Z]|$)", re.I)
 # Identifiers used as field or variable names: access_token, auth.token, DB_PASSWORD, accessToken.
 _IDENTIFIER = lazy_compile(r"^_*(?:[a-z][a-z0-9]*(?:[._][a-z0-9]+)+|[A-Z][A-Z_]*|[a-z]+(?:[A-Z][a-z]+)+|"
-                         r"(?:[A-Z][a-z]+){2,})_*$")
+                           r"(?:[A-Z][a-z]+){2,})_*$")
 _WORD_SPLIT = lazy_compile(r"[-_.:/+]+")
 # Type expressions in generated models: 'list[V1LocalObjectReference]', 'dict(str, str)'.
 _TYPE_EXPR = lazy_compile(r"^[A-Za-z_][\w.]*[\[(][\w., \[\]()]*[\])]$")

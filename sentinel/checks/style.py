@@ -33,6 +33,7 @@ import re
 from sentinel import projectconf
 from sentinel.checks.base import FileContext
 from sentinel.languages import PROSE
+from sentinel.lazyre import lazy_compile
 from sentinel.models import FileStatus, FilterMode, Finding, Severity
 from sentinel.rules import Rule
 
@@ -98,21 +99,21 @@ LINE_LENGTH_LANGUAGES = frozenset({
 _LAYOUT_SKIP = PROSE | {"unknown"}
 _INDENT_SKIP = _LAYOUT_SKIP | {"make"}
 # Generated files are not written by hand: their line lengths are not a review matter.
-_GENERATED = re.compile(r"(?:\.min\.(?:js|css|mjs)|_pb2(?:_grpc)?\.pyi?|\.pb\.go|\.generated\.\w+)$")
+_GENERATED = lazy_compile(r"(?:\.min\.(?:js|css|mjs)|_pb2(?:_grpc)?\.pyi?|\.pb\.go|\.generated\.\w+)$")
 
-_WILDCARD = re.compile(r"import\s*\*")  # a literal prefix: a fast scan of the whole text
-_WILDCARD_LINE = re.compile(r"^\s*from\s+(\.*[\w.]*)\s+import\s*\*")
+_WILDCARD = lazy_compile(r"import\s*\*")  # a literal prefix: a fast scan of the whole text
+_WILDCARD_LINE = lazy_compile(r"^\s*from\s+(\.*[\w.]*)\s+import\s*\*")
 # ruff's E501 exemptions: pragma comments and URLs that start before the limit.
 _NOQA_E501 = re.compile(r"#\s*noqa(?!:)|#\s*noqa:[^#]*\bE501\b|eslint-disable(?:-next)?-line\s+max-len", re.I)
 _NOQA_F403 = re.compile(r"noqa(?!:)|noqa:[^#]*\bF40[36]\b")
-_TRAILING_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+$")
-_COMMENT_LEAD = re.compile(r"^(?:#+|//+|/\*+|\*+|--|;+)\s*")
+_TRAILING_URL = lazy_compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+$")
+_COMMENT_LEAD = lazy_compile(r"^(?:#+|//+|/\*+|\*+|--|;+)\s*")
 # A line ending in one of these continues its statement, so its successor may be aligned
 # with spaces even in a tab-indented file ("smart tabs").
 _CONTINUES = tuple(",([=+-*/%&|^<>?\\")
 _C_FAMILY = frozenset({"c", "cpp"})
 _C_ENDS = (";", "{", "}", ":")
-_C_CONTROL = re.compile(r"\s*(?:\}\s*)?(?:if|else|for|while|do|switch)\b")
+_C_CONTROL = lazy_compile(r"\s*(?:\}\s*)?(?:if|else|for|while|do|switch)\b")
 
 
 def check_file(ctx: FileContext) -> list[Finding]:

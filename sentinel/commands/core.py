@@ -183,6 +183,7 @@ def _indent(code: str) -> str:
 
 def cmd_config(args) -> int:
     import json
+
     from sentinel import gitio
     from sentinel.config import as_dict, load_config
     from sentinel.errors import GitError

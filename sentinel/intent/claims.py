@@ -9,16 +9,15 @@ thread-safe"), questioned, quoted or code text is not a claim, and words that on
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from sentinel.intent import lazy_re
 from sentinel.intent.message import line_of, mask_message
+from sentinel.record import Record
 
 _F = re.I
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimKind:
+class ClaimKind(Record, frozen=True):
     key: str
     code: str  # rule code reported when the claim is unsupported
     label: str  # short name in messages and docs
@@ -171,16 +170,14 @@ _HEADING_NEGATIVE = lazy_re(r"^\s*#{1,6}\s*(?:known\s+issues|limitations|todo|no
 _HEADING = lazy_re(r"^\s*#{1,6}\s+\S")
 
 
-@dataclass(slots=True)
-class Claim:
+class Claim(Record):
     kind: ClaimKind
     text: str  # the matched words
     line: int  # 1-based line in the message
     sentence: str  # the line it is on, stripped
 
 
-@dataclass(slots=True)
-class ChecklistItem:
+class ChecklistItem(Record):
     ticked: bool
     text: str
     line: int

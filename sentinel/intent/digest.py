@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from dataclasses import dataclass, field
 
 from sentinel.intent import lazy_re
 from sentinel.models import FileChange, FileStatus
+from sentinel.record import Record, factory
 
 # Past this many lines of not-yet-parsed Python the digest falls back to patterns: a digest is a
 # summary and must not cost seconds on a huge change.
@@ -52,14 +52,13 @@ def is_doc_path(path: str) -> bool:
     return bool(DOC_PATH.search(path)) and not is_test_path(path)
 
 
-@dataclass(slots=True)
-class Symbol:
+class Symbol(Record):
     action: str  # "added", "removed", "modified"
     kind: str  # "function", "class", "declaration"
     name: str  # qualified where known: "Parser.parse"
     path: str
-    node: object = field(default=None, repr=False, compare=False)  # the ast node (Python, post-change)
-    old_signature: str | None = field(default=None, repr=False)  # removed def line(s), Python
+    node: object = None  # the ast node (Python, post-change)
+    old_signature: str | None = None  # removed def line(s), Python
 
     @property
     def public(self) -> bool:
@@ -67,13 +66,12 @@ class Symbol:
                        for part in self.name.split("."))
 
 
-@dataclass(slots=True)
-class Digest:
-    files: list[tuple[str, str]] = field(default_factory=list)  # (path, status)
-    symbols: list[Symbol] = field(default_factory=list)
-    headers: list[tuple[str, str]] = field(default_factory=list)  # (path, hunk header) without a symbol
-    module_level: list[str] = field(default_factory=list)  # Python files changed outside any def
-    parsed: set[str] = field(default_factory=set)  # Python files analysed with ast
+class Digest(Record):
+    files: list[tuple[str, str]] = factory(list)  # (path, status)
+    symbols: list[Symbol] = factory(list)
+    headers: list[tuple[str, str]] = factory(list)  # (path, hunk header) without a symbol
+    module_level: list[str] = factory(list)  # Python files changed outside any def
+    parsed: set[str] = factory(set)  # Python files analysed with ast
 
     def of_action(self, action: str) -> list[Symbol]:
         return [s for s in self.symbols if s.action == action]

@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 
 from sentinel.intent import lazy_re
 from sentinel.intent.digest import NEWS_PATH, is_doc_path, is_test_path
 from sentinel.models import FileChange, FileStatus
+from sentinel.record import Record, factory
 
 
-@dataclass(slots=True)
-class TestReport:
+class TestReport(Record):
     path: str
     tests: int = 0
     failures: int = 0
@@ -89,8 +88,7 @@ def read_junit(path: str) -> TestReport:
     return report
 
 
-@dataclass(slots=True)
-class CoverageReport:
+class CoverageReport(Record):
     path: str
     line_rate: float | None = None
     problem: str | None = None
@@ -130,17 +128,16 @@ _BENCH_CODE = lazy_re(r"\bbenchmark\s*\(|@pytest\.mark\.benchmark|\bfunc\s+Bench
                          r"|\btimeit\.|#\[bench\]|criterion_group!")
 
 
-@dataclass(slots=True)
-class ChangeFacts:
+class ChangeFacts(Record):
     """What the change itself shows: tests, benchmarks, docs, changelog."""
 
-    test_files: list[str] = field(default_factory=list)  # added or modified test files
-    tests_modified: list[str] = field(default_factory=list)  # test files with removed lines (existing tests edited)
-    tests_deleted: list[str] = field(default_factory=list)
-    code_files: list[str] = field(default_factory=list)  # non-test, non-doc files with content changes
-    doc_files: list[str] = field(default_factory=list)
-    news_files: list[str] = field(default_factory=list)
-    bench_files: list[str] = field(default_factory=list)
+    test_files: list[str] = factory(list)  # added or modified test files
+    tests_modified: list[str] = factory(list)  # test files with removed lines (existing tests edited)
+    tests_deleted: list[str] = factory(list)
+    code_files: list[str] = factory(list)  # non-test, non-doc files with content changes
+    doc_files: list[str] = factory(list)
+    news_files: list[str] = factory(list)
+    bench_files: list[str] = factory(list)
 
 
 def change_facts(files: list[FileChange]) -> ChangeFacts:

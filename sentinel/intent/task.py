@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass
+
+from sentinel.lazyre import lazy_compile
+from sentinel.record import Record
 
 # "#123", "Fixes #123", "GH-123"; not "&#123;" (an HTML entity) nor "a#1" nor "owner/repo#1" of another repo.
-_ISSUE_REF = re.compile(r"(?<![\w&/#])(?:#|GH-)(\d{1,7})\b")
+_ISSUE_REF = lazy_compile(r"(?<![\w&/#])(?:#|GH-)(\d{1,7})\b")
 ISSUE_DIR = os.path.join(".sentinel", "issues")
 
 
-@dataclass(slots=True)
-class Task:
+class Task(Record):
     text: str
     source: str  # "--task", "SENTINEL_TASK", ".sentinel/task.md", "issue #12"
 

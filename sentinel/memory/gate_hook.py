@@ -8,13 +8,12 @@ be used, the verdict carries a note saying so and the gate's own result stands.
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections import OrderedDict
 
 from sentinel import gitio
 from sentinel.errors import SentinelError
-from sentinel.memory.signature import signature, signature_id
-from sentinel.memory.store import FindingRecord, RunRecord, open_store
+from sentinel.memory import quiet
+from sentinel.memory.location import store_location
 from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
 
 MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
@@ -47,15 +46,22 @@ def _head(root: str) -> tuple[str, str, str] | None:
     return sha, parents.split(" ")[0] if parents else "", subject
 
 
-def change_identity(change) -> dict:
-    """project, change_ref, commit, subject, base (HEAD when the change has no commit yet) for the store."""
+def _project_and_ref(change) -> tuple[str, str]:
     cs = change.changeset
     root = cs.root
     project = os.environ.get("SENTINEL_PROJECT") or (os.path.basename(root) if root else "default")
     ref = os.environ.get("SENTINEL_CHANGE_REF")
     if not ref and root:
         ref = _branch(root)
-    ident = {"project": project, "change_ref": ref or cs.source, "commit": None, "subject": None, "base": None,
+    return project, ref or cs.source
+
+
+def change_identity(change) -> dict:
+    """project, change_ref, commit, subject, base (HEAD when the change has no commit yet) for the store."""
+    cs = change.changeset
+    root = cs.root
+    project, ref = _project_and_ref(change)
+    ident = {"project": project, "change_ref": ref, "commit": None, "subject": None, "base": None,
              "head": None}
     if cs.head and cs.head != "INDEX":
         ident["commit"] = cs.head
@@ -72,8 +78,22 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
         git_dir = gitio.git_dir(root) if root else None
     except SentinelError:
         git_dir = None
+    clean = not verdict.findings and not verdict.errored
     try:
-        store = open_store(config.memory, git_dir)
+        db_path = store_location(config.memory, git_dir)
+    except SentinelError as exc:
+        verdict.recall_note = f"experience memory not used: {exc}"
+        return verdict
+    quiet_key = "\0".join(_project_and_ref(change))
+    if clean and quiet.is_quiet(db_path, quiet_key):
+        return verdict  # nothing this run could add: see sentinel.memory.quiet
+    import sqlite3
+
+    from sentinel.memory.signature import signature
+    from sentinel.memory.store import FindingRecord, RunRecord, SQLiteStore
+
+    try:
+        store = SQLiteStore(db_path)
     except (SentinelError, sqlite3.Error, OSError) as exc:
         verdict.recall_note = f"experience memory not used: {exc}"
         return verdict
@@ -90,10 +110,13 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
             store.apply_retention(config.memory.retention_days, config.memory.max_runs)
         if not verdict.passed and verdict.findings:
             recall(verdict, store, ident["project"], config, root)
+        clean = clean and not store.has_pending_resolutions(ident["project"])
     except (sqlite3.Error, OSError) as exc:
         verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
+        clean = False
     finally:
         store.close()
+    quiet.note_written(db_path, quiet_key, clean)
     return verdict
 
 
@@ -114,6 +137,8 @@ def _groups(verdict: Verdict) -> "OrderedDict[str, list]":
 
 
 def recall(verdict: Verdict, store, project: str, config, root: str | None = None) -> None:
+    from sentinel.memory.signature import signature, signature_id
+
     search = _searcher(verdict, root)
     for rule, findings in _groups(verdict).items():
         sig_ids = list(dict.fromkeys(signature_id(signature(f.rule, f.message, f.code)) for f in findings))

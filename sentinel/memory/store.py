@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from sentinel.errors import ConfigError
+from sentinel.memory.location import store_location
 from sentinel.memory.signature import signature_id
+from sentinel.record import Record, factory
 
 SCHEMA_VERSION = 2
 
@@ -40,28 +41,25 @@ _MIGRATIONS: dict[int, list[str]] = {
 }
 
 
-@dataclass(slots=True)
-class FindingRecord:
+class FindingRecord(Record):
     rule: str
     signature: str
     path: str = ""
     message: str = ""
 
 
-@dataclass(slots=True)
-class RunRecord:
+class RunRecord(Record):
     project: str
     change_ref: str  # branch, PR ("pr/12") or range
     outcome: str  # passed / failed / error
-    findings: list[FindingRecord] = field(default_factory=list)
+    findings: list[FindingRecord] = factory(list)
     commit_sha: str | None = None  # the change's commit when known (None before a commit exists)
     subject: str | None = None
     base_sha: str | None = None  # HEAD when the run happened (to learn the resolving commit later)
     created_at: float | None = None
 
 
-@dataclass(slots=True)
-class Pattern:
+class Pattern(Record):
     sig_id: str
     signature: str
     rule: str
@@ -93,6 +91,8 @@ class HypothesisStore(Protocol):
     def apply_retention(self, retention_days: float, max_runs: int) -> int: ...
 
     def fill_pending_resolutions(self, project: str, base_sha: str, commit_sha: str, subject: str) -> int: ...
+
+    def has_pending_resolutions(self, project: str) -> bool: ...
 
 
 class SQLiteStore:
@@ -172,6 +172,11 @@ class SQLiteStore:
             self.db.execute("ROLLBACK")
             raise
         return int(run_id)
+
+    def has_pending_resolutions(self, project: str) -> bool:
+        """Resolutions recorded before their commit existed, not yet named (see fill_pending_resolutions)."""
+        return self.db.execute("SELECT 1 FROM resolutions WHERE project=? AND commit_sha IS NULL LIMIT 1",
+                               (project,)).fetchone() is not None
 
     def fill_pending_resolutions(self, project: str, base_sha: str, commit_sha: str, subject: str) -> int:
         """A pre-commit run resolves a failure before its commit exists; name it once it does."""
@@ -254,18 +259,5 @@ class SQLiteStore:
 
 
 def open_store(config_memory, git_dir: str | None) -> SQLiteStore:
-    """Open the configured store: database-url (or $SENTINEL_DATABASE_URL), store-path (or $SENTINEL_STORE),
-    else <git-dir>/sentinel/hypotheses.sqlite3."""
-    url = config_memory.database_url or os.environ.get("SENTINEL_DATABASE_URL")
-    if url:
-        if url.startswith("sqlite:///"):
-            return SQLiteStore(url[len("sqlite:///"):])
-        scheme = url.split(":", 1)[0]
-        raise ConfigError(f"memory.database-url: the {scheme!r} backend is not available in this version "
-                          "(only sqlite:///PATH); the store interface is ready for it")
-    path = config_memory.store_path or os.environ.get("SENTINEL_STORE")
-    if path:
-        return SQLiteStore(os.path.expanduser(path))
-    if not git_dir:
-        raise ConfigError("no hypothesis store location: not in a git repository and memory.store-path is not set")
-    return SQLiteStore(os.path.join(git_dir, "sentinel", "hypotheses.sqlite3"))
+    """Open the configured store (see :func:`sentinel.memory.location.store_location`)."""
+    return SQLiteStore(store_location(config_memory, git_dir))

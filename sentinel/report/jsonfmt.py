@@ -7,29 +7,21 @@ report back into a typed Verdict with pydantic, for consumers such as the GitHub
 from __future__ import annotations
 
 import json
-from dataclasses import fields, is_dataclass
 from enum import Enum
 
 from sentinel.baseline import fingerprint
 from sentinel.models import Finding, Verdict
+from sentinel.record import Record
 from sentinel.report.terminal import redact
 
 SCHEMA_VERSION = 1
 
 _SCALARS = frozenset({str, int, float, bool})
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _names(cls: type) -> tuple[str, ...]:
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
-    return names
 
 
 class _Encoder:
-    """Verdict -> plain JSON data, every model field included (dataclasses.asdict deep-copies and is
-    ~10x slower on large reports). Finding text is redacted and each finding gets its fingerprint,
+    """Verdict -> plain JSON data, every model field included (a generic deep conversion is ~10x
+    slower on large reports). Finding text is redacted and each finding gets its fingerprint,
     once per finding object even though it is listed both at the top and under its check."""
 
     def __init__(self) -> None:
@@ -44,14 +36,14 @@ class _Encoder:
             return v.value
         if isinstance(v, list):
             return [self.value(x) for x in v]
-        if is_dataclass(v):
-            return {name: self.value(getattr(v, name)) for name in _names(type(v))}
+        if isinstance(v, Record):
+            return {name: self.value(getattr(v, name)) for name in v._fields}
         return v
 
     def finding(self, f: Finding) -> dict:
         done = self.findings.get(id(f))
         if done is None:
-            done = {name: self.value(getattr(f, name)) for name in _names(Finding)}
+            done = {name: self.value(getattr(f, name)) for name in Finding._fields}
             done["message"] = redact(f.message)
             done["code"] = redact(f.code)
             done["fingerprint"] = fingerprint(f)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 
+from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
 from sentinel.report.terminal import check_status_parts, counts_phrase, group_by_path, location, redact
 
@@ -30,9 +31,9 @@ _STATUS_ICON = {CheckStatus.PASSED: "\u2705", CheckStatus.FAILED: "\u274C", Chec
 
 # After html.escape: characters Markdown (GFM) would act on, as numeric entities.
 _MD_SPECIAL = {c: f"&#{ord(c)};" for c in "\\`*_[]|~$"}
-_MD_RE = re.compile("[" + re.escape("".join(_MD_SPECIAL)) + "]")
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_MD_RE = lazy_compile("[" + re.escape("".join(_MD_SPECIAL)) + "]")
+_CONTROL = lazy_compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_MENTION = lazy_compile(r"@(?=[A-Za-z0-9])")
 
 
 def escape(text: str, mentions: bool = True, width: int = _TEXT_WIDTH) -> str:

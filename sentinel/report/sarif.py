@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from urllib.parse import quote
 
+from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
 from sentinel.report.terminal import redact
 
@@ -32,7 +32,7 @@ _FENCE_LANG = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".ts"
                ".go": "go", ".rs": "rust", ".java": "java", ".rb": "ruby", ".sh": "sh", ".bash": "bash",
                ".sql": "sql", ".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".c": "c",
                ".h": "c", ".cpp": "cpp", ".cs": "csharp", ".php": "php", ".kt": "kotlin", ".swift": "swift"}
-_BACKTICKS = re.compile(r"`+")
+_BACKTICKS = lazy_compile(r"`+")
 PRETTY_MAX_FINDINGS = 2000
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckResult, CheckStatus, Finding, Severity, Verdict
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
@@ -27,7 +28,7 @@ _REASON_WIDTH = 70
 
 # Control characters (ANSI escapes included) and bidi overrides from a changed file must not
 # drive the terminal or reorder what the reader sees.
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = lazy_compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 _redact_line = None
 # Messages repeat across findings (one wording per rule) and several formats redact the same
@@ -65,6 +66,8 @@ def clean(text: str) -> str:
     text = redact(text)
     if "\t" in text:
         text = text.replace("\t", "    ")
+    if text.isascii() and text.isprintable():
+        return text  # the common case, without compiling the pattern
     return _UNSAFE.sub(_visible, text)
 
 
