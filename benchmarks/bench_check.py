@@ -4,7 +4,8 @@ Needs ../shared/corpus (real commits of flask, requests, sqlalchemy; see its REA
 the peers, `pip install ruff flake8 bandit detect-secrets`. Skips cleanly when either is absent.
 
 For each repository, the p50 and p95 commits (by added lines) are rebuilt as real git
-repositories with the change staged, exactly as a pre-commit hook sees them. In the same run
+repositories with the change staged, exactly as a pre-commit hook sees them, and sentinel runs
+from a non-editable install in its own virtualenv, as pre-commit installs it. In the same run
 we time the floor (`python -c pass`, `git diff --cached`) and the peers on the same files,
 and print medians and ratios. Whole-tree diffs (flask, sqlalchemy) measure scaling.
 
@@ -74,6 +75,25 @@ def build_repo(fixture: dict, where: Path) -> list[str]:
     return changed
 
 
+def hook_env(where: Path) -> str:
+    """A virtualenv with sentinel installed the way pre-commit installs a hook (`pip install .`, not
+    editable: an editable install adds an import finder to every interpreter start), its
+    dependencies borrowed from this environment through a .pth line. Returns its python."""
+    import compileall
+    import sysconfig
+    import venv
+
+    venv.create(where, with_pip=False, symlinks=os.name != "nt")
+    python = str(where / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, str(HERE.parent)],
+                   check=True)
+    Path(site, "_bench_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    compileall.compile_dir(os.path.join(site, "sentinel"), quiet=1)
+    return python
+
+
 def tool(name: str) -> str | None:
     cand = Path(sys.executable).parent / name
     return str(cand) if cand.exists() else shutil.which(name)
@@ -108,13 +128,11 @@ def main() -> int:
         print(f"benchmark skipped: {corpus} not found (the shared corpus is not part of a user's clone)")
         return 0
     targets = json.loads((corpus / "timing_targets.json").read_text())
-    import compileall
-    import sentinel
-    compileall.compile_dir(str(Path(sentinel.__file__).parent), quiet=1)
-    sentinel = [sys.executable, "-m", "sentinel", "check"]  # as the hook runs it: memory on
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-bench-"))
     try:
+        python = hook_env(tmp / "hook-env")
+        sentinel = [python, "-m", "sentinel", "check"]  # as the hook runs it: memory on
         for repo_name, t in targets.items():
             fixtures = {}
             with open(corpus / f"{repo_name}.fixtures.jsonl", encoding="utf-8") as fh:
@@ -128,7 +146,7 @@ def main() -> int:
                 files = build_repo(fx, where)
                 cwd = str(where)
                 row = {"target": f"{repo_name} {label} ({t[label + '_added']} added lines)"}
-                row["python -c pass"] = statistics.median(timed([sys.executable, "-c", "pass"], cwd, args.runs))
+                row["python -c pass"] = statistics.median(timed([python, "-c", "pass"], cwd, args.runs))
                 row["git diff --cached"] = statistics.median(timed(["git", "diff", "--cached"], cwd, args.runs))
                 row["sentinel"] = statistics.median(timed(sentinel, cwd, args.runs))
                 for name, cmd in peers(files).items():
@@ -139,7 +157,7 @@ def main() -> int:
             diff = corpus / "whole-tree" / f"{name}.diff"
             cwd = str(tmp)
             row = {"target": f"{name} whole tree (--diff)"}
-            row["python -c pass"] = statistics.median(timed([sys.executable, "-c", "pass"], cwd, args.runs))
+            row["python -c pass"] = statistics.median(timed([python, "-c", "pass"], cwd, args.runs))
             row["sentinel"] = statistics.median(timed([*sentinel, "--diff", str(diff)], cwd, args.whole_tree_runs))
             rows.append(row)
             print(json.dumps({k: (fmt(v) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)

@@ -44,8 +44,49 @@ def _status(pf, header: str) -> FileStatus:
     return FileStatus.MODIFIED
 
 
+# unidiff's line types (its LINE_TYPE_* constants, inlined: importing them costs the hook path).
+_ADDED, _REMOVED, _CONTEXT = "+", "-", " "
+
+
+# A diff this large is parsed in parts on several processes (first adoption, vendored trees).
+PARALLEL_PARSE_BYTES = 4_000_000
+
+
 def parse_diff(text: str, source: str = "diff") -> ChangeSet:
     """Parse a unified diff. Raises InputError naming the problem on malformed input."""
+    from sentinel import parallel
+
+    parts = [text]
+    if len(text) >= PARALLEL_PARSE_BYTES and parallel.can_fork():
+        parts = split_at_files(text, min(parallel.available_cpus(), parallel.MAX_JOBS))
+    files = [fc for part in parallel.map_forked(lambda part: _parse_files(part, source), parts) for fc in part]
+    if not files and text.strip():
+        if _looks_like_diff_attempt(text):
+            raise InputError(f"malformed diff ({source}): no file sections could be parsed")
+        raise InputError(f"input is not a unified diff ({source}): expected 'diff --git' or '---'/'+++' headers")
+    return ChangeSet(files=files, source=source)
+
+
+def split_at_files(text: str, parts: int) -> list[str]:
+    """Cut a git diff into about `parts` pieces of similar size, only where a file's section
+    starts ("diff --git" at the start of a line: hunk lines always begin with ' ', '+', '-' or
+    a backslash, so that text cannot occur inside a hunk)."""
+    if parts < 2:
+        return [text]
+    out: list[str] = []
+    start = 0
+    step = len(text) // parts
+    while len(out) < parts - 1:
+        cut = text.find("\ndiff --git ", start + step)
+        if cut < 0:
+            break
+        out.append(text[start:cut + 1])
+        start = cut + 1
+    out.append(text[start:])
+    return out
+
+
+def _parse_files(text: str, source: str) -> list[FileChange]:
     from unidiff import PatchSet
     from unidiff.errors import UnidiffParseError
 
@@ -53,10 +94,6 @@ def parse_diff(text: str, source: str = "diff") -> ChangeSet:
         patch = PatchSet(text)
     except UnidiffParseError as exc:
         raise InputError(f"malformed diff ({source}): {exc}") from None
-    if not patch and text.strip() and _looks_like_diff_attempt(text):
-        raise InputError(f"malformed diff ({source}): no file sections could be parsed")
-    if not patch and text.strip() and not _looks_like_diff_attempt(text):
-        raise InputError(f"input is not a unified diff ({source}): expected 'diff --git' or '---'/'+++' headers")
 
     files: list[FileChange] = []
     for pf in patch:
@@ -71,30 +108,29 @@ def parse_diff(text: str, source: str = "diff") -> ChangeSet:
             path = _strip_prefix(pf.path)
         fc = FileChange(path=path, old_path=old if old != path else None, status=status,
                         language="unknown", is_binary=pf.is_binary_file)
-        first_line = None
+        added, context, removed, crlf = fc.added, fc.context, fc.removed, fc.crlf_lines
         for h in pf:
             fc.hunks.append(Hunk(h.source_start, h.source_length, h.target_start, h.target_length,
                                  (h.section_header or "").strip()))
-            for line in h:
-                if line.is_added:
+            for line in h:  # the hot loop of a large diff: plain attribute reads, no properties
+                kind = line.line_type
+                if kind == _ADDED:
                     value = line.value
-                    if value.endswith("\n"):
+                    if value[-1:] == "\n":
                         value = value[:-1]
-                    if value.endswith("\r"):
+                    if value[-1:] == "\r":
                         value = value[:-1]
-                        fc.crlf_lines.add(line.target_line_no)
-                    fc.added[line.target_line_no] = value
-                    if line.target_line_no == 1:
-                        first_line = value
-                elif line.is_context:
-                    fc.context[line.target_line_no] = line.value.rstrip("\r\n")
-                elif line.is_removed:
-                    fc.removed.append((line.source_line_no, line.value.rstrip("\r\n")))
-        fc.language = detect_language(path, first_line)
-        if any(_has_surrogates(v) for v in fc.added.values()):
+                        crlf.add(line.target_line_no)
+                    added[line.target_line_no] = value
+                elif kind == _CONTEXT:
+                    context[line.target_line_no] = line.value.rstrip("\r\n")
+                elif kind == _REMOVED:
+                    removed.append((line.source_line_no, line.value.rstrip("\r\n")))
+        fc.language = detect_language(path, added.get(1))
+        if added and _has_surrogates("\n".join(added.values())):
             fc.unreadable = "not UTF-8 text"
         files.append(fc)
-    return ChangeSet(files=files, source=source)
+    return files
 
 
 def _has_surrogates(value: str) -> bool:

@@ -29,6 +29,7 @@ class RunOptions(Record):
     baseline_path: str | None = None
     use_baseline: bool = True
     extra: dict = factory(dict)  # passed to change-level checks (junit paths...)
+    jobs: int | None = None  # processes for per-file analysis; None: by change size and cores
 
 
 def _decode(data: bytes | None) -> tuple[str | None, str | None]:
@@ -115,6 +116,7 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
     contexts, not_checked = build_contexts(change, config, mode)
     names, results = _enabled_checks(config, opts)
     by_path = {ctx.path: ctx for ctx in contexts}
+    phases, parse_errors = _file_phases([n for n in names if n not in GATED_CHECKS], contexts, opts)
     findings: list[Finding] = []
     ran: list[str] = []
     for name in names:
@@ -123,7 +125,8 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
             if blocker:
                 results.append(CheckResult(name, CheckStatus.SKIPPED, reason=blocker))
                 continue
-        result = _run_check(name, contexts, change, config, mode, opts, findings, by_path, ran)
+        result = _run_check(name, change, config, mode, opts, findings, by_path, ran,
+                            phase=phases.get(name))
         results.append(result)
         findings.extend(result.findings)
         if result.status not in (CheckStatus.ERROR, CheckStatus.SKIPPED):
@@ -131,9 +134,14 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
     order = {name: i for i, name in enumerate([*CHECK_MODULES, *OPTIONAL_CHECKS])}
     results.sort(key=lambda r: order.get(r.check, len(order)))  # report in gate order, skipped ones included
 
+    parse_errors = dict(parse_errors)  # from the per-file phase, wherever it ran
     for ctx in contexts:
         if ctx.language == "python" and ctx._parsed and ctx.parse_error:
-            not_checked.append(NotChecked(ctx.path, f"does not parse ({ctx.parse_error}): syntax-based rules skipped"))
+            parse_errors.setdefault(ctx.path, ctx.parse_error)  # parsed later by a change-level check
+    for ctx in contexts:
+        if ctx.path in parse_errors:
+            not_checked.append(NotChecked(ctx.path, f"does not parse ({parse_errors[ctx.path]}): "
+                                                    "syntax-based rules skipped"))
 
     kept, suppressed = _postprocess(findings, by_path, config, mode)
     baselined = 0
@@ -175,19 +183,38 @@ def _deterministic_blocker(results, findings, by_path, config, mode, fail_level)
     return None
 
 
-def _run_check(name, contexts, change, config, mode, opts, findings_so_far, by_path,
-               checks_run: list[str] | None = None) -> CheckResult:
+def _file_phases(names: list[str], contexts: list[FileContext], opts: RunOptions):
+    """Every check's per-file analysis, file by file, on several processes for a large change."""
+    from sentinel import parallel
+
+    modules = {}
+    for name in names:
+        try:
+            module = load_check(name)
+        except Exception:  # noqa: BLE001 - _run_check loads it again and reports the error
+            continue
+        if getattr(module, "check_file", None) is not None:
+            modules[name] = module
+    if not modules or not contexts:
+        return {}, []
+    jobs = parallel.plan_jobs(opts.jobs, contexts)
+    if jobs > 1:
+        return parallel.analyse_parallel(modules, contexts, jobs)
+    return parallel.analyse(modules, contexts)
+
+
+def _run_check(name, change, config, mode, opts, findings_so_far, by_path,
+               checks_run: list[str] | None = None, phase=None) -> CheckResult:
     t0 = time.perf_counter()
-    current = ""
     try:
         module = load_check(name)
         out: list[Finding] = []
-        check_file = getattr(module, "check_file", None)
-        if check_file is not None:
-            for ctx in contexts:
-                current = ctx.path
-                out.extend(check_file(ctx))
-        current = ""
+        if phase is not None:
+            if phase.error is not None:
+                return CheckResult(name, CheckStatus.ERROR, reason=phase.error,
+                                   duration_ms=round(phase.seconds * 1000, 1))
+            out.extend(phase.findings)
+            t0 -= phase.seconds  # report the check's whole time, wherever its files were analysed
         check_change = getattr(module, "check_change", None)
         status, reason = CheckStatus.PASSED, ""
         if check_change is not None:
@@ -205,8 +232,7 @@ def _run_check(name, contexts, change, config, mode, opts, findings_so_far, by_p
         return CheckResult(name, status, findings=out, reason=reason,
                            duration_ms=round((time.perf_counter() - t0) * 1000, 1))
     except Exception as exc:  # a crashing check is a gate error, reported with its name
-        where = f" while checking {current}" if current else ""
-        return CheckResult(name, CheckStatus.ERROR, reason=f"{type(exc).__name__}: {exc}{where}",
+        return CheckResult(name, CheckStatus.ERROR, reason=f"{type(exc).__name__}: {exc}",
                            duration_ms=round((time.perf_counter() - t0) * 1000, 1))
 
 

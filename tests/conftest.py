@@ -71,6 +71,9 @@ class GitRepo:
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.git("rev-parse", "HEAD").strip()
 
+    def run_python(self, code: str):
+        return subprocess.run([sys.executable, "-c", code], cwd=self.path, capture_output=True, text=True)
+
     def sentinel(self, *args: str, input: str | None = None, env: dict | None = None):
         """Run the real `sentinel` CLI in a subprocess inside this repo."""
         full_env = {**os.environ, **(env or {})}

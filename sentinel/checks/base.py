@@ -36,6 +36,8 @@ class FileContext:
         self._parsed = False
         self._nodes: dict[type, list] | None = None
         self._parents: dict[int, ast.AST] | None = None
+        # Per-file results a check computes once and reuses (keys prefixed by the check's name).
+        self.memo: dict[str, object] = {}
 
     # --- content -------------------------------------------------------------
     @property
@@ -138,6 +140,13 @@ class FileContext:
         """Is any line of this node's first line in scope? (multi-line statements count by their first line)."""
         return self.selected(getattr(node, "lineno", None))
 
+    def drop_views(self) -> None:
+        """Forget the computed views (lines, lexer output, AST) to free their memory; they are
+        recomputed if asked for again."""
+        self._lines = self._lexed = self._tree = self._nodes = self._parents = None
+        self._parsed = False
+        self.memo.clear()
+
     # --- findings -------------------------------------------------------------
     def finding(self, rule: Rule, line: int | None, message: str, column: int | None = None,
                 code: str | None = None, hint: str | None = None, end_line: int | None = None) -> Finding:
@@ -154,13 +163,18 @@ class FileContext:
 # large share of every tree, no rule asks for them, and skipping them makes a walk about twice
 # as fast as ast.walk on real code (the whole-tree benchmark spends seconds here).
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that only ever hold strings, numbers or lists of strings in the grammar (Name.id,
+# Attribute.attr, Global.names...): no node can be found there, so no getattr is spent on them.
+_SCALAR_FIELDS = frozenset({"id", "attr", "name", "asname", "arg", "module", "level", "kind", "conversion",
+                            "is_async", "type_comment", "tag"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Global: (), ast.Nonlocal: ()}
 
 
 def _child_fields(cls: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields
+                                            if f not in _LEAF_FIELDS and f not in _SCALAR_FIELDS)
     return fields
 
 

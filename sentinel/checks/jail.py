@@ -892,12 +892,22 @@ def destructive_sql(sql: str) -> str | None:
     return None
 
 
+def _sql_arguments(ctx: FileContext) -> set[int]:
+    """ids of the expressions passed directly to an .execute()-like call in this file (a set
+    built once per file: asking each text() call for its parent would walk the whole tree)."""
+    found = ctx.memo.get("jail.sql_arguments")
+    if found is None:
+        found = ctx.memo["jail.sql_arguments"] = set()
+        for call in ctx.nodes(ast.Call):
+            if isinstance(call.func, ast.Attribute) and call.func.attr in _SQL_METHODS:
+                found.update(id(a) for a in call.args)
+                found.update(id(k.value) for k in call.keywords)
+    return found
+
+
 def _check_sql_call(ctx: FileContext, node: ast.Call, name: str, line: int | None, aliases, out: _Out) -> None:
-    if name not in _SQL_METHODS:  # text("..."): the parent map is built only for these
-        parent = ctx.parent(node)
-        if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
-                and parent.func.attr in _SQL_METHODS):
-            return  # conn.execute(text("...")): reported once, for the execute call
+    if name not in _SQL_METHODS and id(node) in _sql_arguments(ctx):
+        return  # conn.execute(text("...")): reported once, for the execute call
     arg = _arg(node, 0, "sql", "statement", "operation", "sql_script", "text")
     origins: list = []
     sql = _str_value(arg, ctx, 0, origins)

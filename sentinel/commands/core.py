@@ -41,6 +41,8 @@ def register(sub) -> None:
     p.add_argument("--junit", action="append", default=[], metavar="PATH", help="test report (claim evidence)")
     p.add_argument("--coverage", action="append", default=[], metavar="PATH", help="coverage XML (claim evidence)")
     p.add_argument("--no-memory", action="store_true", help="do not consult or update the experience memory")
+    p.add_argument("--jobs", "-j", type=int, metavar="N",
+                   help="processes for per-file analysis (default: by change size and cores; 1: serial)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("rules", help="list every rule with its code and default severity")
@@ -98,7 +100,7 @@ def cmd_check(args) -> int:
         fail_level=Severity(args.fail_level) if args.fail_level else None,
         filter_mode=FilterMode(args.filter_mode) if args.filter_mode else None,
         extra_banned=args.ban, task=read_text_arg(args.task), message=read_text_arg(args.message),
-        use_baseline=not args.no_baseline, extra=extra)
+        use_baseline=not args.no_baseline, extra=extra, jobs=args.jobs)
     verdict = engine.run(change, config, opts)
     if not args.no_memory and config.memory.enabled:
         verdict = _remember(change, config, verdict)

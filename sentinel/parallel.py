@@ -1,0 +1,159 @@
+"""Per-file analysis of a large change on several processes.
+
+Each code check's per-file analysis is a pure function of the file, its content and the config,
+so a large change (first adoption with --all-files, a vendored tree, a big merge) is cut into
+contiguous shards of files, balanced by size; forked workers analyse all but the first shard
+while this process analyses the first. Results come back in file order, so findings and the
+first error of a check are the same as in a serial run. A small change (every commit hook)
+never pays for a fork: below ``MIN_LINES`` lines of content the run stays serial.
+
+Only where ``fork`` is the safe, cheap way to start a worker (Linux and other POSIX systems
+except macOS, whose system libraries are not fork-safe): elsewhere the run is serial.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+# Below this many lines of content to analyse, a fork and the pickling of results cost more
+# than a second core saves.
+MIN_LINES = 40_000
+MAX_JOBS = 8
+
+
+class FilePhase:
+    """What one check's check_file produced over a list of files."""
+
+    __slots__ = ("findings", "error", "seconds")
+
+    def __init__(self) -> None:
+        self.findings: list = []
+        self.error: str | None = None
+        self.seconds = 0.0
+
+    def __getstate__(self):
+        return self.findings, self.error, self.seconds
+
+    def __setstate__(self, state) -> None:
+        self.findings, self.error, self.seconds = state
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    return hasattr(os, "fork") and sys.platform != "darwin"
+
+
+def plan_jobs(requested: int | None, contexts: list) -> int:
+    """How many processes to use: `requested` when given (1 = serial), else by size and cores."""
+    if requested is not None:
+        jobs = max(1, min(requested, MAX_JOBS))
+    else:
+        lines = sum(_weight(ctx) for ctx in contexts)
+        if lines < MIN_LINES:
+            return 1
+        jobs = min(available_cpus(), MAX_JOBS, max(1, lines // (MIN_LINES // 2)))
+    if jobs > 1 and not can_fork():
+        return 1
+    return min(jobs, max(1, len(contexts)))
+
+
+def _weight(ctx) -> int:
+    # Content length in lines when known, else what the diff shows: the work grows with both.
+    return ctx.text.count("\n") + 1 if ctx.has_content else len(ctx.change.added) + len(ctx.change.context)
+
+
+def shards(contexts: list, jobs: int) -> list[list]:
+    """Contiguous runs of files with about the same number of lines each."""
+    weights = [max(1, _weight(ctx)) for ctx in contexts]
+    total = sum(weights)
+    out: list[list] = [[]]
+    acc = 0
+    for ctx, w in zip(contexts, weights):
+        if acc >= total * len(out) / jobs and len(out) < jobs and out[-1]:
+            out.append([])
+        out[-1].append(ctx)
+        acc += w
+    return out
+
+
+def analyse(modules: dict, contexts: list, portable: bool = False) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
+    """Run every module's check_file over the files, in file order. A check stops at its first
+    exception (the error names the file), exactly as a serial run does. `portable`: the results
+    go to another process, so each file's parsed views are dropped as soon as it is done."""
+    phases = {name: FilePhase() for name in modules}
+    parse_errors: list[tuple[str, str]] = []
+    for ctx in contexts:
+        for name, module in modules.items():
+            phase = phases[name]
+            if phase.error is not None:
+                continue
+            t0 = time.perf_counter()
+            try:
+                phase.findings.extend(module.check_file(ctx))
+            except Exception as exc:  # a crashing check is reported as its error, never a pass
+                phase.error = f"{type(exc).__name__}: {exc} while checking {ctx.path}"
+            phase.seconds += time.perf_counter() - t0
+        if ctx.language == "python" and ctx._parsed and ctx.parse_error:
+            parse_errors.append((ctx.path, ctx.parse_error))
+        if portable:
+            ctx.drop_views()
+    return phases, parse_errors
+
+
+# What the forked workers run: set just before the pool forks, inherited, never pickled.
+_JOB: tuple | None = None
+
+
+def _run_part(index: int):
+    fn, parts = _JOB
+    return fn(parts[index])
+
+
+def map_forked(fn, parts: list) -> list:
+    """[fn(part) for part in parts], the first in this process and the others in forked workers
+    (fn and the parts are inherited by the fork; only results are pickled back). An exception
+    raised by fn in a worker is raised here; a worker that died is redone in this process."""
+    global _JOB
+    if len(parts) < 2:
+        return [fn(part) for part in parts]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    _JOB = (fn, parts)
+    try:
+        with ProcessPoolExecutor(max_workers=len(parts) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = [pool.submit(_run_part, i) for i in range(1, len(parts))]
+            results = [fn(parts[0])]
+            for i, fut in enumerate(futures, start=1):
+                try:
+                    results.append(fut.result())
+                except (BrokenProcessPool, EOFError):
+                    results.append(fn(parts[i]))
+    finally:
+        _JOB = None
+    return results
+
+
+def analyse_parallel(modules: dict, contexts: list, jobs: int) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
+    """`analyse` over `jobs` processes, merged in file order."""
+    results = map_forked(lambda part: analyse(modules, part, portable=True), shards(contexts, jobs))
+    merged = {name: FilePhase() for name in modules}
+    parse_errors: list[tuple[str, str]] = []
+    for phases, errors in results:
+        for name, phase in phases.items():
+            target = merged[name]
+            target.seconds += phase.seconds
+            if target.error is None:
+                target.findings.extend(phase.findings)
+                target.error = phase.error
+        parse_errors.extend(errors)
+    return merged, parse_errors

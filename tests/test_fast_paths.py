@@ -1,0 +1,285 @@
+"""The mechanisms that keep the hook fast must not change what the gate decides: the record base,
+the config cache, the quiet-store note, parallel parsing and analysis, the fast AST walk."""
+
+from __future__ import annotations
+
+import ast
+import sqlite3
+import sys
+import time
+import types
+from contextlib import closing
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from sentinel import engine, parallel
+from sentinel.checks import CHECK_MODULES
+from sentinel.checks.base import parent_map, walk
+from sentinel.config import Config, JailConfig, from_plain, load_config, to_plain
+from sentinel.diffparse import parse_diff, split_at_files
+from sentinel.models import Finding, Severity
+from sentinel.record import Record, factory
+from sentinel.rules import Rule
+from sentinel.sources import Change
+from tests.conftest import new_file_diff
+
+# --- Record ------------------------------------------------------------------------------------
+
+
+class _Point(Record):
+    x: int
+    y: int = 0
+    tags: list[str] = factory(list)
+
+
+class _Frozen(Record, frozen=True):
+    name: str
+    size: int = 1
+
+
+def test_record_init_defaults_and_fresh_mutable_defaults():
+    a, b = _Point(1), _Point(1, 2, ["t"])
+    assert (a.x, a.y, a.tags) == (1, 0, [])
+    a.tags.append("mine")
+    assert _Point(5).tags == []  # every instance gets its own list
+    assert b == _Point(x=1, y=2, tags=["t"]) and a != b
+    assert repr(b) == "_Point(x=1, y=2, tags=['t'])"
+    with pytest.raises(TypeError, match="missing required argument: 'x'"):
+        _Point()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
+        _Point(1, z=3)
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        _Point(1, x=2)
+    with pytest.raises(TypeError, match="positional arguments"):
+        _Point(1, 2, [], 4)
+
+
+def test_record_frozen_is_immutable_and_hashable_mutable_is_not_hashable():
+    f = _Frozen("a")
+    with pytest.raises(AttributeError, match="frozen"):
+        f.size = 3
+    assert {f, _Frozen("a")} == {f}
+    with pytest.raises(TypeError):
+        hash(_Point(1))
+
+
+def test_record_field_order_is_checked_at_class_creation():
+    with pytest.raises(TypeError, match="without a default follows"):
+        class _Bad(Record):
+            a: int = 1
+            b: int
+
+
+def test_records_validate_through_pydantic_with_their_own_types():
+    finding = TypeAdapter(Finding).validate_python(
+        {"rule": "SEN301", "check": "chaos", "severity": "error", "path": "a.py", "line": "3", "message": "m"})
+    assert isinstance(finding, Finding) and finding.line == 3 and finding.severity is Severity.ERROR
+    with pytest.raises(ValidationError):
+        TypeAdapter(Finding).validate_python({"rule": "SEN301"})
+    with pytest.raises(ValidationError) as err:
+        TypeAdapter(JailConfig).validate_python({"banned_imports": ["x"], "surprise": 1})
+    assert err.value.errors()[0]["type"] == "extra_forbidden"
+
+
+def test_the_hook_path_imports_neither_dataclasses_nor_pydantic(repo):
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    code = ("import sys, runpy; sys.argv = ['sentinel', 'check', '--no-memory']\n"
+            "from sentinel.cli import main\nrc = main()\n"
+            "print(sorted(m for m in ('dataclasses', 'pydantic', 'tomllib', 'sqlite3', 'unidiff') "
+            "if m in sys.modules))")
+    proc = repo.run_python(code)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "['unidiff']"
+
+
+# --- config cache ------------------------------------------------------------------------------
+
+
+def test_config_round_trips_through_plain_data():
+    cfg = Config()
+    cfg.jail.banned_imports = ["flask"]
+    cfg.severity = {"SEN301": "warning"}
+    cfg.fail_level = Severity.WARNING
+    assert from_plain(to_plain(cfg)) == cfg
+
+
+def test_cached_config_is_used_without_parsing_and_follows_every_edit(repo, tmp_path):
+    cache = tmp_path / "cache"
+    repo.write("pyproject.toml", "[tool.sentinel]\nfail-level = 'warning'\n")
+    assert load_config(str(repo.path), cache_dir=str(cache)).fail_level is Severity.WARNING
+    assert list(cache.glob("config*.marshal"))
+    # A hit must not parse TOML: poison the parser for the second load.
+    import tomllib
+    real = tomllib.loads
+    try:
+        tomllib.loads = None
+        assert load_config(str(repo.path), cache_dir=str(cache)).fail_level is Severity.WARNING
+    finally:
+        tomllib.loads = real
+    # Same size, new content: the exact bytes decide, not a size or a timestamp.
+    repo.write("pyproject.toml", "[tool.sentinel]\nfail-level = 'error'  \n")
+    assert load_config(str(repo.path), cache_dir=str(cache)).fail_level is Severity.ERROR
+    # A dedicated file appearing takes over from pyproject.toml.
+    repo.write(".sentinel.toml", "fail-level = 'info'\n")
+    assert load_config(str(repo.path), cache_dir=str(cache)).fail_level is Severity.INFO
+
+
+def test_a_corrupt_cache_entry_is_rebuilt(repo, tmp_path):
+    cache = tmp_path / "cache"
+    repo.write(".sentinel.toml", "fail-level = 'warning'\n")
+    load_config(str(repo.path), cache_dir=str(cache))
+    for entry in cache.glob("config*.marshal"):
+        entry.write_bytes(b"\x00garbage")
+    assert load_config(str(repo.path), cache_dir=str(cache)).fail_level is Severity.WARNING
+
+
+# --- the quiet-store note -----------------------------------------------------------------------
+
+
+def _runs(repo) -> int:
+    with closing(sqlite3.connect(repo.path / ".git" / "sentinel" / "hypotheses.sqlite3")) as db:
+        return db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
+def test_clean_runs_after_a_clean_run_leave_the_store_alone_but_findings_are_always_recorded(repo):
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    assert repo.sentinel("check").returncode == 0
+    assert _runs(repo) == 1  # the first clean run of a branch is recorded
+    db = repo.path / ".git" / "sentinel" / "hypotheses.sqlite3"
+    before = db.stat().st_mtime_ns
+    time.sleep(0.01)
+    assert repo.sentinel("check").returncode == 0
+    assert _runs(repo) == 1 and db.stat().st_mtime_ns == before  # nothing to add: not even opened
+    repo.write("b.py", "try:\n    pass\nexcept:\n    pass\n")
+    repo.add("b.py")
+    assert repo.sentinel("check").returncode == 1
+    assert _runs(repo) == 2
+    repo.git("rm", "-q", "--cached", "b.py")
+    assert repo.sentinel("check").returncode == 0
+    assert _runs(repo) == 3  # the fix is recorded: it resolves the failure
+
+
+def test_another_writer_invalidates_the_note(repo):
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    repo.sentinel("check")
+    repo.sentinel("check")
+    assert _runs(repo) == 1
+    with closing(sqlite3.connect(repo.path / ".git" / "sentinel" / "hypotheses.sqlite3")) as db:
+        db.execute("INSERT INTO runs(project, change_ref, outcome, created_at) VALUES ('x', 'y', 'passed', 0)")
+        db.commit()
+    repo.sentinel("check")
+    assert _runs(repo) == 3  # the database changed under the note: the run took the full path
+
+
+# --- parallel parse and analysis -----------------------------------------------------------------
+
+
+def _many_files_diff(n: int) -> str:
+    parts = []
+    for i in range(n):
+        body = "import os\n\n\ndef f(p):\n    return p\n" if i % 7 else (
+            "import shutil\n\n\ndef clean(p):\n    try:\n        shutil.rmtree(p)\n    except:\n        pass\n")
+        parts.append(new_file_diff(f"pkg/mod_{i:03}.py", body))
+    return "".join(parts)
+
+
+def test_split_at_files_cuts_only_at_file_sections():
+    text = _many_files_diff(40)
+    pieces = split_at_files(text, 3)
+    assert len(pieces) == 3 and "".join(pieces) == text
+    assert all(p.startswith("diff --git ") for p in pieces)
+
+
+def test_parallel_parse_equals_serial_parse(monkeypatch):
+    if not parallel.can_fork():
+        pytest.skip("no fork on this platform: parsing is always serial here")
+    text = _many_files_diff(60)
+    serial = parse_diff(text)
+    monkeypatch.setattr("sentinel.diffparse.PARALLEL_PARSE_BYTES", 1)
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 3)
+    assert parse_diff(text) == serial
+
+
+def _verdict(text: str, jobs: int):
+    cs = parse_diff(text)
+    return engine.run(Change(cs, content_rev=None), Config(), engine.RunOptions(jobs=jobs))
+
+
+def test_parallel_analysis_gives_the_serial_verdict():
+    if not parallel.can_fork():
+        pytest.skip("no fork on this platform: analysis is always serial here")
+    text = _many_files_diff(50)
+    one, three = _verdict(text, 1), _verdict(text, 3)
+    assert [(f.rule, f.path, f.line) for f in one.findings] == [(f.rule, f.path, f.line) for f in three.findings]
+    assert {f.rule for f in one.findings} >= {"SEN103", "SEN301"}
+    assert [(r.check, r.status) for r in one.checks] == [(r.check, r.status) for r in three.checks]
+
+
+def test_a_check_crashing_in_a_worker_is_an_error_naming_the_file(monkeypatch):
+    if not parallel.can_fork():
+        pytest.skip("no fork on this platform")
+    crasher = types.ModuleType("sentinel_test_late_crasher")
+    crasher.RULES = ()
+
+    def check_file(ctx):
+        if ctx.path.endswith("mod_045.py"):  # in the last shard: analysed by a worker
+            raise RuntimeError("boom")
+        return []
+
+    crasher.check_file = check_file
+    monkeypatch.setitem(sys.modules, "sentinel_test_late_crasher", crasher)
+    monkeypatch.setitem(CHECK_MODULES, "late", "sentinel_test_late_crasher")
+    v = _verdict(_many_files_diff(50), 3)
+    res = {r.check: r for r in v.checks}["late"]
+    assert res.status.value == "error" and "boom" in res.reason and "mod_045.py" in res.reason
+    assert not v.passed
+
+
+def test_plan_jobs_stays_serial_for_small_changes():
+    cs = parse_diff(_many_files_diff(5))
+    contexts, _ = engine.build_contexts(Change(cs, content_rev=None), Config(), Config().filter_mode)
+    assert parallel.plan_jobs(None, contexts) == 1
+    assert parallel.plan_jobs(1, contexts) == 1
+    if parallel.can_fork():
+        assert parallel.plan_jobs(4, contexts) == 4
+
+
+# --- the AST walk --------------------------------------------------------------------------------
+
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
+@pytest.mark.parametrize("module", ["ast", "argparse", "json.decoder", "sentinel.checks.jail"])
+def test_walk_visits_what_ast_walk_does_minus_leaf_singletons(module):
+    __import__(module)
+    with open(sys.modules[module].__file__, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    expected = [n for n in ast.walk(tree) if not isinstance(n, _LEAVES)]
+    assert walk(tree) == expected
+    parents = parent_map(tree)
+    for outer in expected:
+        for child in ast.iter_child_nodes(outer):
+            if not isinstance(child, _LEAVES):
+                assert parents[id(child)] is outer
+
+
+def test_rules_are_frozen_records():
+    from sentinel.checks.chaos import RULES
+
+    rule = RULES[0]
+    assert isinstance(rule, Rule)
+    with pytest.raises(AttributeError):
+        rule.code = "X"
+
+
+def test_entry_point_exits_with_the_gate_code_after_flushing(repo):
+    repo.write("b.py", "try:\n    pass\nexcept:\n    pass\n")
+    repo.add("b.py")
+    proc = repo.sentinel("check", "--no-memory", "--format", "json")
+    assert proc.returncode == 1
+    assert proc.stdout.rstrip().endswith("}")  # the whole report arrived before os._exit
+    assert '"SEN301"' in proc.stdout
