@@ -59,8 +59,19 @@ class FileContext:
     def lines(self) -> list[str]:
         """1-based: lines[n] is line n (lines[0] is empty)."""
         if self._lines is None:
-            self._lines = [""] + [ln.rstrip("\r") for ln in self.text.split("\n")]
+            text = self.text
+            if "\r" in text:
+                self._lines = [""] + [ln.rstrip("\r") for ln in text.split("\n")]
+            else:
+                self._lines = [""] + text.split("\n")
         return self._lines
+
+    @property
+    def line_count(self) -> int:
+        """len(lines) - 1, without splitting the text into lines."""
+        if self._lines is not None:
+            return len(self._lines) - 1
+        return self.text.count("\n") + 1
 
     def line(self, n: int) -> str:
         lines = self.lines

@@ -276,7 +276,7 @@ def _scope_text(ctx: FileContext) -> str:
     """The text of the lines in scope (the whole file when every line is)."""
     if ctx.mode in (FilterMode.FILE, FilterMode.NOFILTER):
         return ctx.text
-    if ctx.mode is FilterMode.ADDED and len(ctx.change.added) >= len(ctx.lines) - 2:
+    if ctx.mode is FilterMode.ADDED and len(ctx.change.added) >= ctx.line_count - 1:
         return ctx.text
     return "\n".join(ctx.line(n) for n in ctx.selected_lines())
 

@@ -217,18 +217,30 @@ def _needs_ast(ctx: FileContext) -> bool:
         return False
     # Raw lines first (a trailing comment cut naively), then the lexer's code view to confirm:
     # lexing a large file costs more than this scan.
-    text = ctx.text
+    for line in _stub_like_lines(ctx):
+        code = ctx.lexed.code_line(line)
+        if "NotImplemented" in code or _STUB_CODE.search(code):
+            return True
+    return False
+
+
+def _stub_like_lines(ctx: FileContext):
+    """Selected lines whose raw code part looks like a stub, in order."""
+    selected = ctx.selected_lines()
+    if len(selected) * 8 < ctx.line_count:  # a few lines of a large file: look at those only
+        for n in selected:
+            code = ctx.line(n).split("#", 1)[0]
+            if "NotImplemented" in code or _STUB_CODE.search(code):
+                yield n
+        return
+    text = ctx.text  # most of the file: one scan of the whole text in C
     line, pos = 1, 0
     for m in _STUB_LINE.finditer(text):
         start = m.start()
         line += text.count("\n", pos, start)
         pos = start
-        if not ctx.selected(line):
-            continue
-        code = ctx.lexed.code_line(line)
-        if "NotImplemented" in code or _STUB_CODE.search(code):
-            return True
-    return False
+        if ctx.selected(line):
+            yield line
 
 
 # --- SEN401 / SEN404: comments ------------------------------------------------------------------------
