@@ -132,7 +132,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-bench-"))
     try:
         python = hook_env(tmp / "hook-env")
-        sentinel = [python, "-m", "sentinel", "check"]  # as the hook runs it: memory on
+        # What the `sentinel` console script does (pre-commit's `entry: sentinel check`), memory on.
+        sentinel = [python, "-c", "import re, sys; from sentinel.cli import run; sys.exit(run())", "check"]
         for repo_name, t in targets.items():
             fixtures = {}
             with open(corpus / f"{repo_name}.fixtures.jsonl", encoding="utf-8") as fh:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import importlib
 import os
@@ -23,35 +22,10 @@ COMMAND_OWNER = {"check": "sentinel.commands.core", "rules": "sentinel.commands.
                  "ci": "sentinel.commands.ci"}
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse builds a formatter for every option it declares, and each asks shutil for the
-    terminal width: importing shutil (and the compression modules it pulls in) for that costs
-    a few ms of every hook run. Same answer, read directly."""
+def build_parser(command: str | None = None):
+    from sentinel.argparsing import Parser  # not on the bare `sentinel check` path
 
-    def __init__(self, prog: str, **kwargs):
-        kwargs.setdefault("width", _terminal_width() - 2)
-        super().__init__(prog, **kwargs)
-
-
-def _terminal_width() -> int:
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    parser = _Parser(prog="sentinel", description="An audit gate for code changes that remembers.")
+    parser = Parser(prog="sentinel", description="An audit gate for code changes that remembers.")
     parser.add_argument("--version", action="version", version=f"sentinel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     owner = COMMAND_OWNER.get(command or "")
@@ -67,11 +41,19 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         argv = ["check"]
-    parser = build_parser(argv[0])
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    if argv == ["check"]:
+        # What pre-commit runs on every commit. Nothing to parse, and argparse with the gettext and
+        # locale modules it pulls in costs ~12 ms of a ~90 ms run; the defaults are the parser's own
+        # (tests/test_fast_paths.py compares the two).
+        from sentinel.commands.core import check_defaults
+
+        args = check_defaults()
+    else:
+        parser = build_parser(argv[0])
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
     try:
         return int(args.func(args) or 0)
     except SentinelError as exc:

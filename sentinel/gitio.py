@@ -11,7 +11,8 @@ from sentinel.errors import GitError
 # textconv, colour, quotepath) can never change what we parse.
 _DIFF_OPTS = ["--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
               "--find-renames", "--unified=3"]
-_GIT_CONFIG = ["-c", "core.quotepath=false", "-c", "diff.mnemonicprefix=false", "-c", "diff.noprefix=false"]
+_GIT_CONFIG = ["-c", "core.quotepath=false", "-c", "diff.mnemonicprefix=false", "-c", "diff.noprefix=false",
+               "-c", "diff.relative=false"]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO_SHA = "0" * 40
@@ -30,17 +31,23 @@ def git_executable() -> str:
     return exe
 
 
-def _spawn(argv: list[str], cwd: str | None, input_bytes: bytes | None = None) -> subprocess.CompletedProcess:
+def _start(argv: list[str], cwd: str | None, stdin: int | None = None) -> subprocess.Popen:
     # No PATH lookup of our own (shutil.which on every call): the exec reports a missing git.
     try:
-        return subprocess.run(["git", *argv], cwd=cwd, input=input_bytes,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen(["git", *argv], cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except FileNotFoundError as exc:
         if exc.filename == "git":
             raise GitError(NOT_INSTALLED) from None
         raise GitError(f"could not run git in {cwd}: {exc.strerror}") from None
     except OSError as exc:
         raise GitError(f"could not run git: {exc}") from None
+
+
+def _spawn(argv: list[str], cwd: str | None, input_bytes: bytes | None = None) -> subprocess.CompletedProcess:
+    proc = _start(argv, cwd, subprocess.PIPE if input_bytes is not None else None)
+    with proc:
+        out, err = proc.communicate(input_bytes)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def run_git(args: list[str], cwd: str | None = None, input_bytes: bytes | None = None,
@@ -85,8 +92,23 @@ def resolve(root: str, rev: str) -> str:
     return proc.stdout.decode().strip()
 
 
-def diff_staged(root: str) -> bytes:
-    return run_git(["diff", "--cached", *_DIFF_OPTS], cwd=root)
+def locate_and_diff_staged(cwd: str | None = None) -> tuple[str, bytes]:
+    """(repository root, staged diff). The diff does not need the root (its paths are relative to
+    the top level from any directory), so it starts first and the two git processes overlap."""
+    where = os.path.abspath(cwd or os.getcwd())
+    proc = _start([*_GIT_CONFIG, "diff", "--cached", *_DIFF_OPTS], where)
+    with proc:
+        try:
+            root = repo_root(where)
+        except GitError:
+            proc.kill()
+            proc.communicate()
+            raise
+        out, err = proc.communicate()
+    if proc.returncode != 0:
+        msg = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+        raise GitError(f"git diff --cached failed: {msg}")
+    return root, out
 
 
 def diff_range(root: str, base: str, head: str, merge_base: bool) -> bytes:

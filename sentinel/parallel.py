@@ -21,6 +21,7 @@ import time
 # than a second core saves.
 MIN_LINES = 40_000
 MAX_JOBS = 8
+SHARDS_PER_JOB = 4
 
 
 class FilePhase:
@@ -117,12 +118,14 @@ def _run_part(index: int):
     return fn(parts[index])
 
 
-def map_forked(fn, parts: list) -> list:
-    """[fn(part) for part in parts], the first in this process and the others in forked workers
-    (fn and the parts are inherited by the fork; only results are pickled back). An exception
-    raised by fn in a worker is raised here; a worker that died is redone in this process."""
+def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = True) -> list:
+    """[fn(part) for part in parts] on forked workers, results in order. fn and the parts are
+    inherited by the fork; only results are pickled back. With `local_first` this process computes
+    the first part while `workers` (default: one per other part) take the rest, as they free up.
+    An exception raised by fn in a worker is raised here; a part whose worker died is redone here."""
     global _JOB
-    if len(parts) < 2:
+    remote = list(range(1 if local_first else 0, len(parts)))
+    if not remote:
         return [fn(part) for part in parts]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -130,12 +133,13 @@ def map_forked(fn, parts: list) -> list:
 
     _JOB = (fn, parts)
     try:
-        with ProcessPoolExecutor(max_workers=len(parts) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_run_part, i) for i in range(1, len(parts))]
-            results = [fn(parts[0])]
-            for i, fut in enumerate(futures, start=1):
+        with ProcessPoolExecutor(max_workers=min(workers or len(remote), len(remote)),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {i: pool.submit(_run_part, i) for i in remote}
+            results = [fn(parts[0])] if local_first else []
+            for i in remote:
                 try:
-                    results.append(fut.result())
+                    results.append(futures[i].result())
                 except (BrokenProcessPool, EOFError):
                     results.append(fn(parts[i]))
     finally:
@@ -145,7 +149,10 @@ def map_forked(fn, parts: list) -> list:
 
 def analyse_parallel(modules: dict, contexts: list, jobs: int) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
     """`analyse` over `jobs` processes, merged in file order."""
-    results = map_forked(lambda part: analyse(modules, part, portable=True), shards(contexts, jobs))
+    # Several small shards per process, taken as processes free up: the cost of a file is only
+    # roughly proportional to its size, and one process finishing early would idle a core.
+    parts = shards(contexts, min(len(contexts), jobs * SHARDS_PER_JOB))
+    results = map_forked(lambda part: analyse(modules, part, portable=True), parts, workers=jobs, local_first=False)
     merged = {name: FilePhase() for name in modules}
     parse_errors: list[tuple[str, str]] = []
     for phases, errors in results:

@@ -50,8 +50,7 @@ def _check_size(data: bytes, what: str) -> None:
 
 
 def staged(cwd: str | None = None) -> Change:
-    root = gitio.repo_root(cwd)
-    data = gitio.diff_staged(root)
+    root, data = gitio.locate_and_diff_staged(cwd)
     _check_size(data, "the staged diff")
     cs = parse_diff(decode_diff(data), source="staged")
     cs.root = root

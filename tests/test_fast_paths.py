@@ -85,13 +85,22 @@ def test_records_validate_through_pydantic_with_their_own_types():
 def test_the_hook_path_imports_neither_dataclasses_nor_pydantic(repo):
     repo.write("a.py", "x = 1\n")
     repo.add("a.py")
-    code = ("import sys, runpy; sys.argv = ['sentinel', 'check', '--no-memory']\n"
+    code = ("import sys; sys.argv = ['sentinel', 'check']\n"
             "from sentinel.cli import main\nrc = main()\n"
-            "print(sorted(m for m in ('dataclasses', 'pydantic', 'tomllib', 'sqlite3', 'unidiff') "
+            "print(rc, sorted(m for m in ('argparse', 'dataclasses', 'pydantic', 'tomllib', 'sqlite3', 'unidiff') "
             "if m in sys.modules))")
-    proc = repo.run_python(code)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "['unidiff']"
+    first = repo.run_python(code)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip().splitlines()[-1] == "0 ['sqlite3', 'unidiff']"  # the first run is recorded
+    again = repo.run_python(code)
+    assert again.stdout.strip().splitlines()[-1] == "0 ['unidiff']"  # a clean run after a clean run
+
+
+def test_bare_check_skips_argparse_with_the_parsers_own_defaults():
+    from sentinel.cli import build_parser
+    from sentinel.commands.core import check_defaults
+
+    assert vars(build_parser("check").parse_args(["check"])) == vars(check_defaults())
 
 
 # --- config cache ------------------------------------------------------------------------------

@@ -65,6 +65,16 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_baseline, all_files_default=True)
 
 
+def check_defaults():
+    """The arguments of a bare `sentinel check`, as the parser declared above would produce them."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(command="check", range=None, diff=None, all_files=False, staged=False, config=None,
+                           fail_level=None, filter_mode=None, ban=[], no_baseline=False, format="text", output=None,
+                           no_color=False, task=None, message=None, junit=[], coverage=[], no_memory=False, jobs=None,
+                           func=cmd_check)
+
+
 def read_text_arg(value: str | None) -> str | None:
     """TEXT or @FILE."""
     if value is None or not value.startswith("@"):
