@@ -185,7 +185,7 @@ def _candidates(root: str) -> list[str]:
 def find_config(root: str, files: dict[str, bytes | None] | None = None) -> tuple[str | None, dict]:
     """Return (path, raw table) of the project's config, or (None, {})."""
     dedicated, pyproject = _candidates(root)
-    files = files if files is not None else filecache.read_watched([dedicated, pyproject])
+    files = files if files is not None else filecache.read_files([dedicated, pyproject])
     if files.get(dedicated) is not None:
         return dedicated, _parse_toml(files[dedicated], dedicated)
     if files.get(pyproject) is not None:
@@ -229,7 +229,7 @@ def load_config(root: str | None, explicit: str | None = None, cache_dir: str | 
         entry = "config"
     else:
         return Config()
-    files = filecache.read_watched(watched)
+    files = filecache.read_files(watched)
     salt = f"{_CACHE_VERSION}:{_defaults_signature()}"
     cached = filecache.load(cache_dir, entry, salt, files)
     if cached is not None:

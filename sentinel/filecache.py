@@ -17,7 +17,7 @@ import os
 FORMAT = 2
 
 
-def read_watched(paths: list[str]) -> dict[str, bytes | None]:
+def read_files(paths: list[str]) -> dict[str, bytes | None]:
     """Current bytes of each file (None when absent or unreadable)."""
     out: dict[str, bytes | None] = {}
     for path in paths:

@@ -13,6 +13,7 @@ import sys
 from sentinel import gitio
 from sentinel.diffparse import decode_diff, parse_diff
 from sentinel.errors import GitError, InputError
+from sentinel.filecache import read_files
 from sentinel.languages import detect_language
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
 from sentinel.record import Record
@@ -33,15 +34,9 @@ class Change(Record):
             blobs = gitio.read_blobs(root, list(specs.values()))
             return {p: blobs.get(s) for p, s in specs.items()}
         base = root or os.getcwd()
-        out: dict[str, bytes | None] = {}
-        for p in paths:
-            full = os.path.join(base, p)
-            try:
-                with open(full, "rb") as fh:
-                    out[p] = fh.read()
-            except OSError:
-                out[p] = None
-        return out
+        full = {p: os.path.join(base, p) for p in paths}
+        found = read_files(list(full.values()))
+        return {p: found[f] for p, f in full.items()}
 
 
 def _check_size(data: bytes, what: str) -> None:

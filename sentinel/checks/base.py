@@ -189,9 +189,9 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
-def walk(tree: ast.AST) -> list[ast.AST]:
+def walk(tree: ast.AST, parents: dict[int, ast.AST] | None = None) -> list[ast.AST]:
     """Every node below and including `tree` in ast.walk's breadth-first order, without the
-    context and operator leaves."""
+    context and operator leaves. `parents`, when given, is filled with id(child) -> parent."""
     todo = [tree]
     append = todo.append
     node_type = ast.AST
@@ -204,30 +204,19 @@ def walk(tree: ast.AST) -> list[ast.AST]:
                 for item in value:
                     if isinstance(item, node_type):
                         append(item)
+                        if parents is not None:
+                            parents[id(item)] = node
             elif isinstance(value, node_type):
                 append(value)
+                if parents is not None:
+                    parents[id(value)] = node
     return todo
 
 
 def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
     """id(child) -> parent for every node `walk` visits."""
     parents: dict[int, ast.AST] = {}
-    node_type = ast.AST
-    fields_of = _CHILD_FIELDS.get
-    todo = [tree]
-    append = todo.append
-    for node in todo:
-        cls = type(node)
-        for name in fields_of(cls) or _child_fields(cls):
-            value = getattr(node, name, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        parents[id(item)] = node
-                        append(item)
-            elif isinstance(value, node_type):
-                parents[id(value)] = node
-                append(value)
+    walk(tree, parents)
     return parents
 
 
