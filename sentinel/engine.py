@@ -57,7 +57,7 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
             not_checked.append(NotChecked(fc.path, fc.unreadable))
         elif fc.status is not FileStatus.DELETED and not _content_in_diff(fc, change):
             wanted.append(fc.path)
-    contents = change.read(wanted) if wanted else {}
+    contents = change.read(wanted)  # even for no paths: it ends a blob reader started early
     for fc in cs.files:
         if config.exclude and path_matches(fc.path, config.exclude):
             continue

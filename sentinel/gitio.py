@@ -92,23 +92,29 @@ def resolve(root: str, rev: str) -> str:
     return proc.stdout.decode().strip()
 
 
-def locate_and_diff_staged(cwd: str | None = None) -> tuple[str, bytes]:
-    """(repository root, staged diff). The diff does not need the root (its paths are relative to
-    the top level from any directory), so it starts first and the two git processes overlap."""
+def locate_and_diff_staged(cwd: str | None = None) -> tuple[str, bytes, BlobReader]:
+    """(repository root, staged diff, a reader for the staged blobs). The diff and the blob reader
+    do not need the root (their paths are relative to the top level from any directory), so they
+    start first and the three git processes overlap."""
     where = os.path.abspath(cwd or os.getcwd())
     proc = _start([*_GIT_CONFIG, "diff", "--cached", *_DIFF_OPTS], where)
+    reader = None
     with proc:
         try:
+            reader = BlobReader(where)
             root = repo_root(where)
         except GitError:
             proc.kill()
             proc.communicate()
+            if reader is not None:
+                reader.close()
             raise
         out, err = proc.communicate()
     if proc.returncode != 0:
+        reader.close()
         msg = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
         raise GitError(f"git diff --cached failed: {msg}")
-    return root, out
+    return root, out, reader
 
 
 def diff_range(root: str, base: str, head: str, merge_base: bool) -> bytes:
@@ -133,8 +139,36 @@ def read_blobs(root: str, specs: list[str]) -> dict[str, bytes | None]:
     """Read many blobs ("REV:path" or ":path" for the index) in one git process."""
     if not specs:
         return {}
-    payload = ("\n".join(specs) + "\n").encode("utf-8", "surrogateescape")
-    out = run_git(["cat-file", "--batch"], cwd=root, input_bytes=payload)
+    return BlobReader(root).read(specs)
+
+
+class BlobReader:
+    """One `git cat-file --batch`, started when created and read once: starting it next to the
+    other git calls of a run lets its process start overlap theirs. Paths in specs are relative
+    to the top level, so any directory of the repository works as cwd."""
+
+    def __init__(self, cwd: str):
+        self.proc: subprocess.Popen | None = _start(["cat-file", "--batch"], cwd, subprocess.PIPE)
+
+    def read(self, specs: list[str]) -> dict[str, bytes | None]:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            raise GitError("internal: a BlobReader reads once")
+        payload = ("\n".join(specs) + "\n").encode("utf-8", "surrogateescape") if specs else b""
+        with proc:
+            out, err = proc.communicate(payload)
+        if proc.returncode != 0:
+            msg = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+            raise GitError(f"git cat-file --batch failed: {msg}")
+        return _parse_batch(out, specs)
+
+    def close(self) -> None:
+        """Stop the process when nothing is going to be read."""
+        if self.proc is not None:
+            self.read([])
+
+
+def _parse_batch(out: bytes, specs: list[str]) -> dict[str, bytes | None]:
     result: dict[str, bytes | None] = {}
     pos = 0
     for spec in specs:

@@ -26,13 +26,21 @@ class Change(Record):
     changeset: ChangeSet
     # "" reads the index, a sha reads that commit, None reads the working tree (diff input).
     content_rev: str | None = None
+    # A cat-file process already started for the index (staged changes): used by the first read.
+    blob_reader: gitio.BlobReader | None = None
 
     def read(self, paths: list[str]) -> dict[str, bytes | None]:
         root = self.changeset.root
+        reader, self.blob_reader = self.blob_reader, None
         if self.content_rev is not None and root:
             specs = {p: f"{self.content_rev}:{p}" for p in paths}
-            blobs = gitio.read_blobs(root, list(specs.values()))
+            if reader is not None:
+                blobs = reader.read(list(specs.values()))
+            else:
+                blobs = gitio.read_blobs(root, list(specs.values()))
             return {p: blobs.get(s) for p, s in specs.items()}
+        if reader is not None:
+            reader.close()
         base = root or os.getcwd()
         full = {p: os.path.join(base, p) for p in paths}
         found = read_files(list(full.values()))
@@ -45,12 +53,16 @@ def _check_size(data: bytes, what: str) -> None:
 
 
 def staged(cwd: str | None = None) -> Change:
-    root, data = gitio.locate_and_diff_staged(cwd)
-    _check_size(data, "the staged diff")
-    cs = parse_diff(decode_diff(data), source="staged")
+    root, data, reader = gitio.locate_and_diff_staged(cwd)
+    try:
+        _check_size(data, "the staged diff")
+        cs = parse_diff(decode_diff(data), source="staged")
+    except BaseException:
+        reader.close()
+        raise
     cs.root = root
     cs.head = "INDEX"
-    return Change(cs, content_rev="")
+    return Change(cs, content_rev="", blob_reader=reader)
 
 
 def parse_range(spec: str) -> tuple[str, str, bool]:
