@@ -187,32 +187,34 @@ def _file_phases(names: list[str], contexts: list[FileContext], opts: RunOptions
     """Every check's per-file analysis, file by file, on several processes for a large change."""
     from sentinel import parallel
 
-    modules = {}
+    modules, unloadable = {}, {}
     for name in names:
         try:
             module = load_check(name)
-        except Exception:  # noqa: BLE001 - _run_check loads it again and reports the error
+        except Exception as exc:  # a check that cannot even load is that check's error
+            unloadable[name] = parallel.FilePhase(error=f"{type(exc).__name__}: {exc}")
             continue
         if getattr(module, "check_file", None) is not None:
             modules[name] = module
     if not modules or not contexts:
-        return {}, []
+        return unloadable, []
     jobs = parallel.plan_jobs(opts.jobs, contexts)
     if jobs > 1:
-        return parallel.analyse_parallel(modules, contexts, jobs)
-    return parallel.analyse(modules, contexts)
+        phases, parse_errors = parallel.analyse_parallel(modules, contexts, jobs)
+    else:
+        phases, parse_errors = parallel.analyse(modules, contexts)
+    return {**phases, **unloadable}, parse_errors
 
 
 def _run_check(name, change, config, mode, opts, findings_so_far, by_path,
                checks_run: list[str] | None = None, phase=None) -> CheckResult:
     t0 = time.perf_counter()
+    if phase is not None and phase.error is not None:
+        return CheckResult(name, CheckStatus.ERROR, reason=phase.error, duration_ms=round(phase.seconds * 1000, 1))
     try:
         module = load_check(name)
         out: list[Finding] = []
         if phase is not None:
-            if phase.error is not None:
-                return CheckResult(name, CheckStatus.ERROR, reason=phase.error,
-                                   duration_ms=round(phase.seconds * 1000, 1))
             out.extend(phase.findings)
             t0 -= phase.seconds  # report the check's whole time, wherever its files were analysed
         check_change = getattr(module, "check_change", None)

@@ -60,6 +60,6 @@ def store(cache_dir: str | None, name: str, salt: str, files: dict[str, bytes | 
         os.replace(tmp, path)
     except (OSError, ValueError):  # caching is an optimisation only
         try:
-            os.unlink(tmp)
+            os.unlink(tmp)  # sentinel: ignore[SEN103] - the temp file this function just created
         except OSError:
             pass

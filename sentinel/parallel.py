@@ -29,9 +29,9 @@ class FilePhase:
 
     __slots__ = ("findings", "error", "seconds")
 
-    def __init__(self) -> None:
+    def __init__(self, error: str | None = None) -> None:
         self.findings: list = []
-        self.error: str | None = None
+        self.error = error
         self.seconds = 0.0
 
     def __getstate__(self):
@@ -85,7 +85,8 @@ def shards(contexts: list, jobs: int) -> list[list]:
     return out
 
 
-def analyse(modules: dict, contexts: list, portable: bool = False) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
+def analyse(modules: dict, contexts: list,
+            portable: bool = False) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
     """Run every module's check_file over the files, in file order. A check stops at its first
     exception (the error names the file), exactly as a serial run does. `portable`: the results
     go to another process, so each file's parsed views are dropped as soon as it is done."""

@@ -292,3 +292,11 @@ def test_entry_point_exits_with_the_gate_code_after_flushing(repo):
     assert proc.returncode == 1
     assert proc.stdout.rstrip().endswith("}")  # the whole report arrived before os._exit
     assert '"SEN301"' in proc.stdout
+
+
+def test_a_check_that_cannot_load_is_an_error_not_a_skip(monkeypatch):
+    monkeypatch.setitem(CHECK_MODULES, "ghost", "sentinel_test_no_such_module")
+    v = _verdict(_many_files_diff(2), 1)
+    res = {r.check: r for r in v.checks}["ghost"]
+    assert res.status.value == "error" and "ModuleNotFoundError" in res.reason
+    assert not v.passed and {r.check: r.status.value for r in v.checks}["chaos"] == "failed"

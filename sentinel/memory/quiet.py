@@ -57,7 +57,7 @@ def note_written(db_path: str, key: str, clean: bool) -> None:
         os.replace(tmp, db_path + _NOTE_SUFFIX)
     except (OSError, ValueError):  # only an optimisation
         try:
-            os.unlink(tmp)
+            os.unlink(tmp)  # sentinel: ignore[SEN103] - the temp file this function just created
         except OSError:
             pass
 
