@@ -29,7 +29,7 @@ def cache_dir_for(root: str | None) -> str | None:
 
 
 def get_change(*, range: str | None = None, diff: str | None = None, diff_file: str | None = None,
-               all_files: bool = False, cwd: str | None = None) -> sources.Change:
+               all_files: bool = False, cwd: str | None = None, started=None) -> sources.Change:
     if diff is not None:
         cs = parse_diff(diff, source="diff (api)")
         try:
@@ -43,7 +43,7 @@ def get_change(*, range: str | None = None, diff: str | None = None, diff_file: 
         return sources.all_files(cwd)
     if range:
         return sources.commit_range(range, cwd)
-    return sources.staged(cwd)
+    return sources.staged(cwd, started=started)
 
 
 def check(*, range: str | None = None, diff: str | None = None, diff_file: str | None = None,

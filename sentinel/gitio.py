@@ -68,9 +68,16 @@ def _locate(cwd: str | None) -> tuple[str, str]:
     hit = _LOCATIONS.get(where)
     if hit:
         return hit
-    proc = _spawn(["rev-parse", "--show-toplevel", "--absolute-git-dir"], where)
-    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if proc.returncode != 0 or len(lines) < 2:
+    proc = _spawn(_LOCATE, where)
+    return _remember_location(where, proc.returncode, proc.stdout)
+
+
+_LOCATE = ["rev-parse", "--show-toplevel", "--absolute-git-dir"]
+
+
+def _remember_location(where: str, returncode: int, out: bytes) -> tuple[str, str]:
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if returncode != 0 or len(lines) < 2:
         raise GitError(f"not a git repository: {where} (run inside a repository, or use --diff FILE)")
     _LOCATIONS[where] = (lines[0], lines[1])
     _LOCATIONS.setdefault(lines[0], (lines[0], lines[1]))
@@ -92,29 +99,52 @@ def resolve(root: str, rev: str) -> str:
     return proc.stdout.decode().strip()
 
 
-def locate_and_diff_staged(cwd: str | None = None) -> tuple[str, bytes, BlobReader]:
-    """(repository root, staged diff, a reader for the staged blobs). The diff and the blob reader
-    do not need the root (their paths are relative to the top level from any directory), so they
-    start first and the three git processes overlap."""
-    where = os.path.abspath(cwd or os.getcwd())
-    proc = _start([*_GIT_CONFIG, "diff", "--cached", *_DIFF_OPTS], where)
-    reader = None
-    with proc:
+class StagedSnapshot:
+    """The git processes of a staged run — the diff, the repository lookup and a blob reader —
+    started at once, so that they run while the caller imports the rest of the gate. None of them
+    needs the root: diff and blob paths are relative to the top level from any directory."""
+
+    def __init__(self, cwd: str | None = None):
+        self.where = os.path.abspath(cwd or os.getcwd())
+        self.diff = _start([*_GIT_CONFIG, "diff", "--cached", *_DIFF_OPTS], self.where)
+        self.locate: subprocess.Popen | None = None
+        self.reader: BlobReader | None = None
         try:
-            reader = BlobReader(where)
-            root = repo_root(where)
+            self.locate = _start(_LOCATE, self.where)
+            self.reader = BlobReader(self.where)
         except GitError:
-            proc.kill()
-            proc.communicate()
-            if reader is not None:
-                reader.close()
+            self.abandon()
             raise
-        out, err = proc.communicate()
-    if proc.returncode != 0:
-        reader.close()
-        msg = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
-        raise GitError(f"git diff --cached failed: {msg}")
-    return root, out, reader
+
+    def result(self) -> tuple[str, bytes, BlobReader]:
+        """(repository root, staged diff, a reader for the staged blobs); raises GitError."""
+        try:
+            with self.locate as locate:
+                located, _ = locate.communicate()
+            root = _remember_location(self.where, locate.returncode, located)[0]
+            with self.diff as diff:
+                out, err = diff.communicate()
+            if diff.returncode != 0:
+                msg = err.decode("utf-8", "replace").strip() or f"exit code {diff.returncode}"
+                raise GitError(f"git diff --cached failed: {msg}")
+        except BaseException:
+            self.abandon()
+            raise
+        return root, out, self.reader
+
+    def abandon(self) -> None:
+        for proc in (self.diff, self.locate):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.communicate()
+        if self.reader is not None:
+            self.reader.close()
+
+
+def locate_and_diff_staged(cwd: str | None = None) -> tuple[str, bytes, BlobReader]:
+    """(repository root, staged diff, a reader for the staged blobs), the git calls overlapping."""
+    return StagedSnapshot(cwd).result()
 
 
 def diff_range(root: str, base: str, head: str, merge_base: bool) -> bytes:
@@ -163,9 +193,12 @@ class BlobReader:
         return _parse_batch(out, specs)
 
     def close(self) -> None:
-        """Stop the process when nothing is going to be read."""
-        if self.proc is not None:
-            self.read([])
+        """Stop the process when nothing is going to be read (never raises)."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            with proc:
+                proc.kill()
+                proc.communicate()
 
 
 def _parse_batch(out: bytes, specs: list[str]) -> dict[str, bytes | None]:

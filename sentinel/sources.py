@@ -52,8 +52,9 @@ def _check_size(data: bytes, what: str) -> None:
         raise InputError(f"{what} is {len(data) // (1024 * 1024)} MiB, above the {MAX_DIFF_BYTES // (1024 * 1024)} MiB limit")
 
 
-def staged(cwd: str | None = None) -> Change:
-    root, data, reader = gitio.locate_and_diff_staged(cwd)
+def staged(cwd: str | None = None, started: gitio.StagedSnapshot | None = None) -> Change:
+    """The staged change; `started`: its git processes, if the caller already launched them."""
+    root, data, reader = started.result() if started is not None else gitio.locate_and_diff_staged(cwd)
     try:
         _check_size(data, "the staged diff")
         cs = parse_diff(decode_diff(data), source="staged")

@@ -126,9 +126,7 @@ class FileContext:
             self._nodes = {}
             tree = self.tree
             if tree is not None:
-                index = self._nodes
-                for node in walk(tree):
-                    index.setdefault(type(node), []).append(node)
+                walk(tree, index=self._nodes)
         out: list = []
         for t in types:
             out.extend(self._nodes.get(t, ()))
@@ -175,9 +173,9 @@ class FileContext:
 # as fast as ast.walk on real code (the whole-tree benchmark spends seconds here).
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_ignores"})
 # Fields that only ever hold strings, numbers or lists of strings in the grammar (Name.id,
-# Attribute.attr, Global.names...): no node can be found there, so no getattr is spent on them.
+# Attribute.attr, MatchClass.kwd_attrs...): no node can be found there, so no getattr is spent on them.
 _SCALAR_FIELDS = frozenset({"id", "attr", "name", "asname", "arg", "module", "level", "kind", "conversion",
-                            "is_async", "type_comment", "tag"})
+                            "is_async", "type_comment", "tag", "kwd_attrs"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Global: (), ast.Nonlocal: ()}
 
 
@@ -189,20 +187,34 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
-def walk(tree: ast.AST, parents: dict[int, ast.AST] | None = None) -> list[ast.AST]:
+def walk(tree: ast.AST, parents: dict[int, ast.AST] | None = None,
+         index: dict[type, list] | None = None) -> list[ast.AST]:
     """Every node below and including `tree` in ast.walk's breadth-first order, without the
-    context and operator leaves. `parents`, when given, is filled with id(child) -> parent."""
+    context and operator leaves. `parents`, when given, is filled with id(child) -> parent;
+    `index` with type -> nodes of that type (in the same order).
+
+    Lists in the remaining fields hold only nodes or None (Dict.keys, kw_defaults), so their items
+    are tested against None rather than with isinstance: this loop runs once per node of a file."""
     todo = [tree]
     append = todo.append
     node_type = ast.AST
     fields_of = _CHILD_FIELDS.get
     for node in todo:  # the list grows while we iterate: breadth-first, like ast.walk
         cls = type(node)
-        for name in fields_of(cls) or _child_fields(cls):
+        if index is not None:
+            same = index.get(cls)
+            if same is None:
+                index[cls] = [node]
+            else:
+                same.append(node)
+        fields = fields_of(cls)
+        if fields is None:
+            fields = _child_fields(cls)
+        for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
-                    if isinstance(item, node_type):
+                    if item is not None:
                         append(item)
                         if parents is not None:
                             parents[id(item)] = node

@@ -89,12 +89,28 @@ def read_text_arg(value: str | None) -> str | None:
         raise InputError(f"{path} is not UTF-8 text") from None
 
 
-def _change_and_config(args):
+def _start_staged(args):
+    """For a staged check (the commit hook), start its git processes before importing the gate:
+    they run while Python loads the checks. None when another source is asked for, or when git
+    cannot start (the ordinary path then reports why)."""
+    if args.range or args.diff or args.all_files or (os.environ.get("PRE_COMMIT_TO_REF") and not args.staged):
+        return None
+    from sentinel import gitio
+    from sentinel.errors import GitError
+
+    try:
+        return gitio.StagedSnapshot()
+    except GitError:
+        return None
+
+
+def _change_and_config(args, started=None):
     from sentinel import api, sources
     rng = args.range
     if not (rng or args.diff or args.all_files or args.staged):
         rng = sources.pre_push_range() if os.environ.get("PRE_COMMIT_TO_REF") else None
-    change = api.get_change(range=rng, diff_file=args.diff, all_files=args.all_files)
+    change = api.get_change(range=rng, diff_file=args.diff, all_files=args.all_files,
+                            started=started if not rng else None)
     from sentinel.config import load_config
     root = change.changeset.root
     config = load_config(root, args.config, cache_dir=api.cache_dir_for(root))
@@ -102,9 +118,10 @@ def _change_and_config(args):
 
 
 def cmd_check(args) -> int:
+    started = _start_staged(args)
     from sentinel import engine
     from sentinel.models import FilterMode, Severity
-    change, config = _change_and_config(args)
+    change, config = _change_and_config(args, started)
     extra = {"junit": args.junit, "coverage": args.coverage}
     opts = engine.RunOptions(
         fail_level=Severity(args.fail_level) if args.fail_level else None,
