@@ -2,10 +2,10 @@
 
 Each code check's per-file analysis is a pure function of the file, its content and the config,
 so a large change (first adoption with --all-files, a vendored tree, a big merge) is cut into
-contiguous shards of files, balanced by size; forked workers analyse all but the first shard
-while this process analyses the first. Results come back in file order, so findings and the
-first error of a check are the same as in a serial run. A small change (every commit hook)
-never pays for a fork: below ``MIN_LINES`` lines of content the run stays serial.
+contiguous shards of files balanced by size, several per process, which forked workers take as
+they free up. Results come back in file order, so findings and the first error of a check are the
+same as in a serial run. A small change (every commit hook) never pays for a fork: below
+``MIN_LINES`` lines of content the run stays serial. ``map_forked`` also serves the diff parser.
 
 Only where ``fork`` is the safe, cheap way to start a worker (Linux and other POSIX systems
 except macOS, whose system libraries are not fork-safe): elsewhere the run is serial.
@@ -68,7 +68,7 @@ def plan_jobs(requested: int | None, contexts: list) -> int:
 
 def _weight(ctx) -> int:
     # Content length in lines when known, else what the diff shows: the work grows with both.
-    return ctx.text.count("\n") + 1 if ctx.has_content else len(ctx.change.added) + len(ctx.change.context)
+    return ctx.line_count if ctx.has_content else len(ctx.change.added) + len(ctx.change.context)
 
 
 def shards(contexts: list, jobs: int) -> list[list]:

@@ -4,6 +4,7 @@ the config cache, the quiet-store note, parallel parsing and analysis, the fast 
 from __future__ import annotations
 
 import ast
+import os
 import sqlite3
 import sys
 import time
@@ -300,3 +301,24 @@ def test_a_check_that_cannot_load_is_an_error_not_a_skip(monkeypatch):
     res = {r.check: r for r in v.checks}["ghost"]
     assert res.status.value == "error" and "ModuleNotFoundError" in res.reason
     assert not v.passed and {r.check: r.status.value for r in v.checks}["chaos"] == "failed"
+
+
+def test_a_worker_that_dies_has_its_files_analysed_here(monkeypatch):
+    if not parallel.can_fork():
+        pytest.skip("no fork on this platform")
+    parent = os.getpid()
+    killer = types.ModuleType("sentinel_test_worker_killer")
+    killer.RULES = ()
+
+    def check_file(ctx):
+        if os.getpid() != parent:
+            os._exit(3)  # what a segfaulting extension does to a worker
+        return []
+
+    killer.check_file = check_file
+    monkeypatch.setitem(sys.modules, "sentinel_test_worker_killer", killer)
+    monkeypatch.setitem(CHECK_MODULES, "killer", "sentinel_test_worker_killer")
+    text = _many_files_diff(30)
+    survived, serial = _verdict(text, 2), _verdict(text, 1)
+    assert [(f.rule, f.path, f.line) for f in survived.findings] == [(f.rule, f.path, f.line) for f in serial.findings]
+    assert {r.check: r.status.value for r in survived.checks}["killer"] == "passed"
