@@ -14,7 +14,9 @@ ruff, black and flake8 only lint Python, so their limits apply to Python files; 
 editorconfig applies to whatever its section globs match. Only the repository root is
 consulted, and each root's files are read once per process (``project_settings`` is an
 ``lru_cache``; call ``project_settings.cache_clear()`` after editing them in a long-lived
-process).
+process). Across runs the result is cached under the git directory, used only while every one
+of those files is byte-for-byte what it was (:mod:`sentinel.filecache`): a hook run in a
+project with a pyproject.toml parses no TOML.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import re
 import sys
 from functools import lru_cache
 
+from sentinel import filecache
 from sentinel.lazyre import lazy_compile
 from sentinel.record import Record, factory
 
@@ -32,8 +35,12 @@ NO_LIMIT = 0
 
 
 class EditorConfigSection(Record, frozen=True):
-    pattern: re.Pattern
+    glob: str  # the section header, e.g. "*.py" or "docs/**.md"
     max_line_length: int | None  # NO_LIMIT for "off", None when the section does not set it
+
+    @property
+    def pattern(self) -> re.Pattern:
+        return editorconfig_glob(self.glob)
 
 
 class ProjectSettings(Record, frozen=True):
@@ -57,13 +64,46 @@ class ProjectSettings(Record, frozen=True):
         return None, None
 
 
+# Every file the settings are read from: a change to any of them invalidates the cached result.
+_SOURCES = (".ruff.toml", "ruff.toml", "pyproject.toml", "setup.cfg", "tox.ini", ".flake8", ".editorconfig")
+_CACHE_ENTRY = "project-style"
+
+
 @lru_cache(maxsize=32)
 def project_settings(root: str | None) -> ProjectSettings:
     if not root:
         return ProjectSettings()
+    files = filecache.read_files([os.path.join(root, name) for name in _SOURCES])
+    cache_dir, salt = _cache_dir(root), _salt()
+    cached = filecache.load(cache_dir, _CACHE_ENTRY, salt, files)
+    if cached is not None:
+        try:
+            return ProjectSettings(python_line_length=cached[0], python_source=cached[1],
+                                   editorconfig=tuple(EditorConfigSection(g, n) for g, n in cached[2]))
+        except (TypeError, ValueError, IndexError):
+            pass  # written by another version: rebuild
     length, source = _python_line_length(root)
-    return ProjectSettings(python_line_length=length, python_source=source,
-                           editorconfig=tuple(_editorconfig(os.path.join(root, ".editorconfig"))))
+    settings = ProjectSettings(python_line_length=length, python_source=source,
+                               editorconfig=tuple(_editorconfig(os.path.join(root, ".editorconfig"))))
+    filecache.store(cache_dir, _CACHE_ENTRY, salt, files,
+                    [length, source, [[sec.glob, sec.max_line_length] for sec in settings.editorconfig]])
+    return settings
+
+
+def _cache_dir(root: str) -> str | None:
+    from sentinel import gitio
+    from sentinel.errors import GitError
+
+    try:
+        return os.path.join(gitio.git_dir(root), "sentinel")
+    except GitError:
+        return None
+
+
+def _salt() -> str:
+    from sentinel import __version__
+
+    return f"project-style-v1:{__version__}"
 
 
 def line_length_for(root: str | None, path: str, language: str) -> tuple[int | None, str | None]:
@@ -164,28 +204,29 @@ def _editorconfig(path: str) -> list[EditorConfigSection]:
     except (OSError, UnicodeDecodeError):
         return []
     sections: list[EditorConfigSection] = []
-    pattern: re.Pattern | None = None
+    glob: str | None = None
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
         m = _SECTION.match(line)
         if m:
-            pattern = editorconfig_glob(m.group(1).strip())
+            glob = m.group(1).strip()
             continue
         m = _PAIR.match(line)
-        if not m or pattern is None or m.group(1).lower() != "max_line_length":
+        if not m or glob is None or m.group(1).lower() != "max_line_length":
             continue
         value = m.group(2).split(" #")[0].split(" ;")[0].strip().lower()
         if value == "off":
-            sections.append(EditorConfigSection(pattern, NO_LIMIT))
+            sections.append(EditorConfigSection(glob, NO_LIMIT))
         else:
             number = _positive_int(value)
             if number is not None:
-                sections.append(EditorConfigSection(pattern, number))
+                sections.append(EditorConfigSection(glob, number))
     return sections
 
 
+@lru_cache(maxsize=256)
 def editorconfig_glob(glob: str) -> re.Pattern:
     """Compile an editorconfig section glob to a regex over repository-relative paths.
 

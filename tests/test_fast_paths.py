@@ -84,15 +84,18 @@ def test_records_validate_through_pydantic_with_their_own_types():
 
 
 def test_the_hook_path_imports_neither_dataclasses_nor_pydantic(repo):
-    repo.write("a.py", "x = 1\n")
-    repo.add("a.py")
+    # A project config and a line long enough that the style check asks for the project's limit.
+    repo.write("pyproject.toml", "[tool.ruff]\nline-length = 130\n")
+    repo.write("a.py", "x = 1  # " + "long " * 21 + "long\n")
+    repo.add("a.py", "pyproject.toml")
     code = ("import sys; sys.argv = ['sentinel', 'check']\n"
             "from sentinel.cli import main\nrc = main()\n"
             "print(rc, sorted(m for m in ('argparse', 'dataclasses', 'pydantic', 'tomllib', 'sqlite3', 'unidiff') "
             "if m in sys.modules))")
     first = repo.run_python(code)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.strip().splitlines()[-1] == "0 ['sqlite3', 'unidiff']"  # the first run is recorded
+    # The first run parses the config files and records the run.
+    assert first.stdout.strip().splitlines()[-1] == "0 ['sqlite3', 'tomllib', 'unidiff']"
     again = repo.run_python(code)
     assert again.stdout.strip().splitlines()[-1] == "0 ['unidiff']"  # a clean run after a clean run
 
@@ -322,3 +325,28 @@ def test_a_worker_that_dies_has_its_files_analysed_here(monkeypatch):
     survived, serial = _verdict(text, 2), _verdict(text, 1)
     assert [(f.rule, f.path, f.line) for f in survived.findings] == [(f.rule, f.path, f.line) for f in serial.findings]
     assert {r.check: r.status.value for r in survived.checks}["killer"] == "passed"
+
+
+def test_project_line_length_is_cached_across_runs_and_follows_edits(repo):
+    from sentinel import projectconf
+
+    repo.write("pyproject.toml", "[tool.ruff]\nline-length = 88\n")
+    repo.write(".editorconfig", "[*.md]\nmax_line_length = 70\n")
+    root = str(repo.path)
+    projectconf.project_settings.cache_clear()
+    first = projectconf.project_settings(root)
+    assert first.line_length("a.py", "python") == (88, "ruff in pyproject.toml")
+    assert list((repo.path / ".git" / "sentinel").glob("project-style.marshal"))
+    import tomllib
+    real = tomllib.load, tomllib.loads
+    try:
+        tomllib.load = tomllib.loads = None  # a cache hit must not parse TOML
+        projectconf.project_settings.cache_clear()
+        again = projectconf.project_settings(root)
+    finally:
+        tomllib.load, tomllib.loads = real
+    assert again == first and again.line_length("docs/x.md", "markdown") == (70, ".editorconfig")
+    repo.write("pyproject.toml", "[tool.ruff]\nline-length = 99\n")
+    projectconf.project_settings.cache_clear()
+    assert projectconf.project_settings(root).line_length("a.py", "python")[0] == 99
+    projectconf.project_settings.cache_clear()
