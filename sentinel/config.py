@@ -274,7 +274,7 @@ _DEFAULTS_SIGNATURE: str | None = None
 
 
 def to_plain(cfg: Config) -> dict:
-    """The config as plain data: dicts, lists, strings and numbers (enums by value)."""
+    """The config as plain data: dicts, lists, strings and numbers (enums by value); `sentinel config` prints it."""
     def conv(v):
         if isinstance(v, Record):
             return {name: conv(getattr(v, name)) for name in v._fields}
@@ -299,8 +299,3 @@ def from_plain(data: dict) -> Config:
     values["fail_level"] = Severity(values["fail_level"])
     values["filter_mode"] = FilterMode(values["filter_mode"])
     return Config(**values)
-
-
-def as_dict(cfg: Config) -> dict:
-    """The effective config as plain data (for `sentinel config`)."""
-    return to_plain(cfg)

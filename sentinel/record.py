@@ -95,9 +95,6 @@ class Record:
     def __hash__(self) -> int:
         return hash((self.__class__, *(getattr(self, n) for n in self._fields)))
 
-    def as_tuple(self) -> tuple:
-        return tuple(getattr(self, n) for n in self._fields)
-
     @classmethod
     def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
         from sentinel.record_schema import core_schema_for
@@ -111,13 +108,3 @@ def _refuse_set(self: Record, name: str, value: object) -> None:
 
 def _refuse_delete(self: Record, name: str) -> None:
     raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
-
-
-def record_fields(obj_or_cls: object) -> tuple[str, ...]:
-    """The field names of a record class or instance (like ``dataclasses.fields``, names only)."""
-    return obj_or_cls._fields
-
-
-def is_record(obj_or_cls: object) -> bool:
-    cls = obj_or_cls if isinstance(obj_or_cls, type) else type(obj_or_cls)
-    return issubclass(cls, Record)

@@ -214,7 +214,7 @@ def cmd_config(args) -> int:
     import json
 
     from sentinel import gitio
-    from sentinel.config import as_dict, load_config
+    from sentinel.config import load_config, to_plain
     from sentinel.errors import GitError
     try:
         root = gitio.repo_root()
@@ -222,7 +222,7 @@ def cmd_config(args) -> int:
         root = None
     cfg = load_config(root, args.config)
     print(f"# effective configuration (from {cfg.source})")
-    print(json.dumps(as_dict(cfg), indent=2))
+    print(json.dumps(to_plain(cfg), indent=2))
     return 0
 
 
