@@ -2,7 +2,8 @@
 
 The shipped model is a model2vec static model: one vector per token of the teacher's vocabulary, produced by
 running the teacher on each token, reducing with PCA and weighting with SIF. At run time it needs only numpy
-(sentinel.embeddings applies it, sentinel.wordpiece tokenizes; no torch, no model2vec). Distilling needs torch, which is why this is a script and not a build step.
+(sentinel.embeddings applies it, sentinel.wordpiece tokenizes; no torch, no model2vec). Distilling needs torch,
+which is why this is a script and not a build step.
 
 Setup (in a separate virtual environment, not the project's):
 
