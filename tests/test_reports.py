@@ -27,6 +27,7 @@ from sentinel.models import (CheckResult, CheckStatus, Finding, NotChecked, Reca
 from sentinel.report import github, jsonfmt, markdown, render, sarif, terminal
 from sentinel.rules import Rule
 from tests.conftest import PROJECT, gate_new_file
+from tests.sarif_rules import sarif_for
 
 DATA = Path(__file__).resolve().parent / "data"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -243,115 +244,7 @@ def test_json_from_json_refuses_unknown_version():
         jsonfmt.from_json(json.dumps(data))
 
 
-# --- SARIF -----------------------------------------------------------------------------------------
-
-
-def _no_fetch(uri: str):
-    raise NoSuchResource(ref=uri)  # offline: the schema's $refs are all local
-
-
-@functools.lru_cache(maxsize=1)
-def sarif_validator():
-    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
-    return jsonschema.Draft7Validator(schema, registry=Registry(retrieve=_no_fetch))
-
-
-def _sarif(verdict, rules=None, root="/work/repo") -> dict:
-    doc = json.loads(render(verdict, "sarif", rules=sample_rules() if rules is None else rules, root=root))
-    errors = sorted(sarif_validator().iter_errors(doc), key=lambda e: list(e.path))
-    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
-    return doc
-
-
-def test_sarif_schema_file_is_the_official_one():
-    schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
-    assert schema["id"].startswith("https://docs.oasis-open.org/sarif/sarif/v2.1.0/")
-    assert schema["properties"]["version"]["enum"] == ["2.1.0"]
-    assert len((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")) == 112768
-    jsonschema.Draft7Validator.check_schema(schema)
-    with pytest.raises(jsonschema.ValidationError):
-        sarif_validator().validate({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]})
-
-
-@pytest.mark.parametrize("make", [sample_verdict, passed_verdict, errored_verdict])
-def test_sarif_validates_against_official_schema(make):
-    doc = _sarif(make())
-    assert doc["$schema"] == sarif.SCHEMA_URI and doc["version"] == "2.1.0"
-    driver = doc["runs"][0]["tool"]["driver"]
-    assert driver["name"] == "sentinel" and driver["informationUri"].startswith("https://") and driver["version"]
-
-
-def test_sarif_results_levels_regions_rules_and_fingerprints():
-    verdict = sample_verdict()
-    run = _sarif(verdict)["runs"][0]
-    rules = run["tool"]["driver"]["rules"]
-    by_rule = {r["ruleId"]: r for r in run["results"]}
-    assert {k: v["level"] for k, v in by_rule.items()} == {
-        "SEN301": "error", "SEN202": "warning", "SEN401": "note", "SEN601": "error"}
-    for result in run["results"]:
-        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
-    loc = by_rule["SEN301"]["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"] == {"uri": "src/app.py", "uriBaseId": "%SRCROOT%"}
-    assert loc["region"] == {"startLine": 12, "startColumn": 5, "snippet": {"text": "except:"}}
-    assert "startColumn" not in by_rule["SEN202"]["locations"][0]["physicalLocation"]["region"]
-    assert by_rule["SEN401"]["locations"][0]["physicalLocation"]["region"]["endLine"] == 4
-    assert "locations" not in by_rule["SEN601"]  # a change-level finding has no file
-    f301 = next(f for f in verdict.findings if f.rule == "SEN301")
-    assert by_rule["SEN301"]["partialFingerprints"] == {sarif.FINGERPRINT_ID: fingerprint(f301)}
-    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": "file:///work/repo/"}}
-
-
-def test_sarif_region_omitted_without_line():
-    f = _f("SEN107", "jail", "error", "deploy/keys.pem", None, "protected path touched")
-    run = _sarif(sample_verdict(findings=[f]))["runs"][0]
-    assert run["results"][0]["locations"][0]["physicalLocation"] == {
-        "artifactLocation": {"uri": "deploy/keys.pem", "uriBaseId": "%SRCROOT%"}}
-
-
-def test_sarif_rule_descriptors_document_the_rule():
-    rules = _sarif(sample_verdict())["runs"][0]["tool"]["driver"]["rules"]
-    ids = [r["id"] for r in rules]
-    assert ids[:4] == ["SEN101", "SEN202", "SEN301", "SEN401"]  # every known rule, sorted
-    bare = rules[ids.index("SEN301")]
-    assert bare["name"] == "bare-except"
-    assert bare["shortDescription"]["text"] == "bare-except summary"
-    assert "bare-except rationale" in bare["fullDescription"]["text"]
-    assert bare["defaultConfiguration"] == {"level": "error"}
-    assert bare["properties"]["tags"] == ["chaos"]
-    md = bare["help"]["markdown"]
-    assert "**Example** (fires):" in md and "```python\ntry:\n    f()\nexcept:\n    pass\n```" in md
-    assert "**Use instead:**" in md and "except OSError:" in md
-    assert "Use instead:" in bare["help"]["text"] and "fix bare-except" in bare["help"]["text"]
-    assert rules[ids.index("SEN101")]["properties"]["tags"] == ["jail", "security"]
-    todo = rules[ids.index("SEN401")]["help"]["markdown"]
-    assert "````javascript\n// TODO: ```later```\n````" in todo  # fence longer than the example's backticks
-    unknown = rules[ids.index("SEN601")]  # not in the rule index: a minimal descriptor
-    assert unknown["defaultConfiguration"] == {"level": "error"}
-
-
-def test_sarif_invocation_reports_errors_skips_and_unread_files():
-    run = _sarif(errored_verdict())["runs"][0]
-    inv = run["invocations"][0]
-    assert inv["executionSuccessful"] is False
-    notes = {n["descriptor"]["id"]: n for n in inv["toolExecutionNotifications"]}
-    assert notes["sentinel/check-error"]["level"] == "error"
-    assert "ValueError: boom" in notes["sentinel/check-error"]["message"]["text"]
-    assert notes["sentinel/not-checked"]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
-        "assets/logo.png"
-    run = _sarif(sample_verdict())["runs"][0]
-    inv = run["invocations"][0]
-    assert inv["executionSuccessful"] is True
-    skipped = [n for n in inv["toolExecutionNotifications"] if n["descriptor"]["id"] == "sentinel/check-skipped"]
-    assert skipped[0]["message"]["text"] == "check 'drift' skipped: no task" and skipped[0]["level"] == "note"
-
-
-def test_sarif_uris_are_relative_and_encoded():
-    f = _f("SEN301", "chaos", "error", "dir with space/50%#x:y.py", 1, "m")
-    run = _sarif(sample_verdict(findings=[f]), root="/tmp/my repo")["runs"][0]
-    uri = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-    assert uri == "dir%20with%20space/50%25%23x%3Ay.py"
-    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file:///tmp/my%20repo/"
-    assert "originalUriBaseIds" not in _sarif(sample_verdict(), root=None)["runs"][0]
+# --- SARIF: tests/test_sarif.py ------------------------------------------------------------------
 
 
 # --- GitHub workflow commands ---------------------------------------------------------------------
@@ -555,7 +448,7 @@ def test_real_verdict_renders_in_every_format():
         assert f.rule in text
     data = _validate_json(render(verdict, "json"))
     assert len(data["findings"]) == len(verdict.findings)
-    doc = _sarif(verdict, rules={})
+    doc = sarif_for(verdict, rules={})
     assert len(doc["runs"][0]["results"]) == len(verdict.findings)
     assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is (not verdict.errored)
     gh = render(verdict, "github")

@@ -226,12 +226,14 @@ def _rules() -> dict:
     return out
 
 
-def _write_sarif(verdict: Verdict, path: str, root: str | None, workspace: str) -> str:
+def _write_sarif(verdict: Verdict, path: str, change: Change, workspace: str) -> str:
     from sentinel.report import sarif
+    from sentinel.report.locate import Locator
+    root = change.changeset.root or workspace
     full = path if os.path.isabs(path) else os.path.join(workspace, path)
     os.makedirs(os.path.dirname(full) or ".", exist_ok=True)
     with open(full, "w", encoding="utf-8") as fh:
-        fh.write(sarif.render(verdict, rules=_rules(), root=root or workspace))
+        fh.write(sarif.render(verdict, rules=_rules(), root=root, locator=Locator(change.changeset.files, root)))
     return full
 
 
@@ -268,7 +270,7 @@ def run(event_path: str | None = None, env: dict | None = None) -> int:
     elif not inp.memory:
         notes.add("memory: off (input `memory: off`)")
 
-    sarif_path = _write_sarif(verdict, inp.sarif, root, workspace) if inp.sarif else ""
+    sarif_path = _write_sarif(verdict, inp.sarif, change, workspace) if inp.sarif else ""
     if sarif_path:
         notes.add(f"sarif: written to {os.path.relpath(sarif_path, workspace)}")
 

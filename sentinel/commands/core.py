@@ -7,7 +7,7 @@ import sys
 
 from sentinel.errors import InputError
 
-FORMATS = ("text", "json", "sarif", "github", "markdown")
+FORMATS = ("text", "concise", "json", "sarif", "github", "markdown")
 
 
 def add_source_args(p) -> None:
@@ -27,9 +27,15 @@ def add_gate_args(p) -> None:
     p.add_argument("--ban", action="append", default=[], metavar="NAME",
                    help="ban an import/dependency for this run (repeatable)")
     p.add_argument("--no-baseline", action="store_true", help="ignore the baseline file")
-    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (grouped by file), concise (one path:line:col: CODE message line per finding), "
+                        "json, sarif (code scanning), github (workflow annotations), markdown")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--no-color", action="store_true", help="never colour the terminal report")
+    p.add_argument("--statistics", action="store_true",
+                   help="print how many findings each rule produced instead of the findings (text or json)")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when findings fail the gate (errors still exit 2)")
 
 
 def register(sub) -> None:
@@ -45,16 +51,20 @@ def register(sub) -> None:
                    help="processes for per-file analysis (default: by change size and cores; 1: serial)")
     p.set_defaults(func=cmd_check)
 
+    from sentinel.commands.formatopt import add_format_option
+
     p = sub.add_parser("rules", help="list every rule with its code and default severity")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format_option(p, ("text", "json", "markdown"))
     p.set_defaults(func=cmd_rules)
 
     p = sub.add_parser("explain", help="document one rule: what, why, example, use instead")
     p.add_argument("code")
+    add_format_option(p, ("text", "json", "markdown"))
     p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("config", help="print the effective configuration")
     p.add_argument("--config", metavar="PATH")
+    add_format_option(p)
     p.set_defaults(func=cmd_config)
 
     p = sub.add_parser("baseline", help="write a baseline of the current findings")
@@ -71,7 +81,7 @@ def check_defaults():
 
     return SimpleNamespace(command="check", range=None, diff=None, all_files=False, staged=False, config=None,
                            fail_level=None, filter_mode=None, ban=[], no_baseline=False, format="text", output=None,
-                           no_color=False, task=None, message=None, junit=[], coverage=[], no_memory=False, jobs=None,
+                           no_color=False, statistics=False, exit_zero=False, task=None, message=None, junit=[], coverage=[], no_memory=False, jobs=None,
                            func=cmd_check)
 
 
@@ -131,13 +141,18 @@ def cmd_check(args) -> int:
     verdict = engine.run(change, config, opts)
     if not args.no_memory and config.memory.enabled:
         verdict = _remember(change, config, verdict)
-    _emit(verdict, args, change.changeset.root or os.getcwd())
+    _emit(verdict, args, change.changeset.root or os.getcwd(), change.changeset)
+    return exit_code(verdict, args)
+
+
+def exit_code(verdict, args) -> int:
+    """0 passed, 1 findings at or above the fail level (0 with --exit-zero), 2 a check crashed."""
     if verdict.errored:
         for r in verdict.checks:
             if r.status.value == "error":
                 print(f"sentinel: error: check '{r.check}' failed to run: {r.reason}", file=sys.stderr)
         return 2
-    return 0 if verdict.passed else 1
+    return 0 if verdict.passed or getattr(args, "exit_zero", False) else 1
 
 
 def _remember(change, config, verdict):
@@ -149,20 +164,28 @@ def _remember(change, config, verdict):
     return gate_hook.after_run(change, config, verdict)
 
 
-def _emit(verdict, args, root: str | None = None) -> None:
+def _emit(verdict, args, root: str | None = None, changeset=None) -> None:
     from sentinel.checks import rule_index
     from sentinel.report import render
     fmt = args.format
     to_tty = not args.output and sys.stdout.isatty()
     kwargs = {"color": to_tty and not args.no_color and not os.environ.get("NO_COLOR")}
-    if fmt == "sarif":
-        kwargs["rules"] = rule_index()
-        kwargs["root"] = root
-    text = render(verdict, fmt, **kwargs)
+    if getattr(args, "statistics", False):
+        if fmt not in ("text", "concise", "json"):
+            raise InputError(f"--statistics prints text or json, not {fmt}")
+        from sentinel.report import statistics
+        text = statistics.render(verdict, rules=rule_index(), as_json=fmt == "json")
+    else:
+        if fmt == "sarif":
+            from sentinel.report.locate import Locator
+            kwargs["rules"] = rule_index()
+            kwargs["root"] = root
+            kwargs["locator"] = Locator(changeset.files if changeset is not None else None, root)
+        text = render(verdict, fmt, **kwargs)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
-        if fmt != "text":
+        if fmt not in ("text", "concise") or getattr(args, "statistics", False):
             # keep a human line on the terminal when the report went to a file
             sys.stdout.write(render(verdict, "text", color=False).splitlines()[-1] + "\n")
     else:
@@ -171,11 +194,16 @@ def _emit(verdict, args, root: str | None = None) -> None:
 
 def cmd_rules(args) -> int:
     from sentinel.checks import all_rules
+    from sentinel.report.links import rule_url
     rules = all_rules()
     if args.format == "json":
         import json
         print(json.dumps([{"code": r.code, "name": r.name, "check": r.check, "severity": r.severity.value,
-                           "summary": r.summary} for r in rules], indent=2))
+                           "summary": r.summary, "url": rule_url(r.code)} for r in rules], indent=2))
+        return 0
+    if args.format == "markdown":
+        from sentinel.report import ruledoc
+        sys.stdout.write(ruledoc.markdown_page(rules))
         return 0
     for r in rules:
         print(f"{r.code}  {r.severity.value:<7}  {r.check:<11}  {r.name:<28}  {r.summary}")
@@ -184,30 +212,24 @@ def cmd_rules(args) -> int:
 
 def cmd_explain(args) -> int:
     from sentinel.checks import rule_index
+    from sentinel.report import ruledoc
     rule = rule_index().get(args.code.upper())
     if rule is None:
         raise InputError(f"unknown rule code {args.code!r}; `sentinel rules` lists them")
-    print(f"{rule.code} {rule.name} ({rule.check}, default severity: {rule.severity.value})\n")
-    print(f"What it does\n  {rule.summary}\n")
-    print(f"Why it matters\n  {rule.rationale}\n")
-    example = rule.example
-    if rule.example_task:
-        example = f"task: {rule.example_task}\n{example}"
-    if rule.example_message:
-        example = f"commit message:\n{_indent(rule.example_message)}\nchange ({rule.example_path}):\n{_indent(example)}"
-    instead = rule.counter_example
-    if rule.counter_example_message:
-        instead = (f"commit message:\n{_indent(rule.counter_example_message)}\n"
-                   f"change ({rule.counter_example_path or rule.example_path}):\n{_indent(instead)}")
-    print("Example (fires)\n" + _indent(example) + "\n")
-    print("Use instead\n" + _indent(instead))
-    if rule.hint:
-        print(f"\nHint: {rule.hint}")
+    if args.format == "json":
+        import json
+
+        from sentinel.report.links import rule_url
+        print(json.dumps({"code": rule.code, "name": rule.name, "check": rule.check,
+                          "severity": rule.severity.value, "summary": rule.summary, "rationale": rule.rationale,
+                          "example": ruledoc.example_text(rule),
+                          "counter_example": ruledoc.example_text(rule, counter=True), "hint": rule.hint,
+                          "url": rule_url(rule.code)}, indent=2, ensure_ascii=False))
+    elif args.format == "markdown":
+        sys.stdout.write(ruledoc.markdown(rule))
+    else:
+        sys.stdout.write(ruledoc.text(rule))
     return 0
-
-
-def _indent(code: str) -> str:
-    return "\n".join("    " + ln for ln in code.strip("\n").split("\n"))
 
 
 def cmd_config(args) -> int:
@@ -221,6 +243,9 @@ def cmd_config(args) -> int:
     except GitError:
         root = None
     cfg = load_config(root, args.config)
+    if args.format == "json":
+        print(json.dumps({"source": cfg.source, "config": to_plain(cfg)}, indent=2))
+        return 0
     print(f"# effective configuration (from {cfg.source})")
     print(json.dumps(to_plain(cfg), indent=2))
     return 0

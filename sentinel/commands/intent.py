@@ -70,7 +70,7 @@ def cmd_commit_msg(args) -> int:
         only_checks=list(INTENT_CHECKS), task=read_text_arg(args.task), message=message,
         extra={"junit": args.junit, "coverage": args.coverage})
     verdict = engine.run(change, config, opts)
-    _emit(verdict, args)
+    _emit(verdict, args, root, change.changeset)
     if verdict.errored:
         for r in verdict.checks:
             if r.status.value == "error":

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+from sentinel.commands.formatopt import add_format_option
 from sentinel.errors import InputError
 
 DEFAULT_IMPORT_DIR = os.path.join(".sentinel", "cards")
@@ -28,18 +29,18 @@ def register(sub) -> None:
     q.add_argument("--language", help="only cards of this language")
     q.add_argument("--tag", help="only cards with this component, exception or rule tag")
     q.add_argument("--rule", help="only cards linked to this Sentinel rule code")
-    q.add_argument("--json", action="store_true", help="machine-readable output")
+    add_format_option(q)
     common(q)
     q.set_defaults(func=cmd_search)
 
     q = msub.add_parser("show", help="the whole card: root cause, fix strategy, patch digest, verification")
     q.add_argument("id")
-    q.add_argument("--json", action="store_true")
+    add_format_option(q)
     common(q)
     q.set_defaults(func=cmd_show)
 
     q = msub.add_parser("stats", help="cards by source, index model, build date, dims")
-    q.add_argument("--json", action="store_true")
+    add_format_option(q)
     common(q)
     q.set_defaults(func=cmd_stats)
 
@@ -57,7 +58,7 @@ def register(sub) -> None:
     q = msub.add_parser("validate", help="run the card checklist; exit 1 if any card is invalid")
     q.add_argument("files", nargs="*", metavar="FILE", help="card files or directories (default: the corpus "
                                                             "+ extra-cards)")
-    q.add_argument("--json", action="store_true")
+    add_format_option(q)
     common(q, index=False)
     q.set_defaults(func=cmd_validate)
 

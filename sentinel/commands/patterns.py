@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import time
 
+from sentinel.commands.formatopt import add_format_option
+
 
 def register_into(msub) -> None:
     q = msub.add_parser("patterns", help="recurring failure patterns of this project, with urgency")
     q.add_argument("--limit", type=int, default=20)
     q.add_argument("--project", help="default: the repository's directory name")
     q.add_argument("--config", metavar="PATH")
-    q.add_argument("--json", action="store_true")
+    add_format_option(q)
     q.set_defaults(func=cmd_patterns)
 
     q = msub.add_parser("forget", help="delete recorded runs (all, older than N days, or one signature)")

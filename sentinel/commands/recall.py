@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from sentinel.commands.formatopt import add_format_option
 from sentinel.errors import InputError
 
 
@@ -12,7 +13,7 @@ def register(sub) -> None:
     p = sub.add_parser("recall", help="similar past fixes for a failing test log or traceback")
     p.add_argument("--log", required=True, metavar="FILE", help="the log or traceback (- for stdin)")
     p.add_argument("-k", type=int, default=5, help="how many fixes (default 5)")
-    p.add_argument("--json", action="store_true")
+    add_format_option(p)
     p.set_defaults(func=cmd_recall)
 
 

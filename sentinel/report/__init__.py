@@ -6,6 +6,7 @@ import importlib
 
 FORMATS = {
     "text": "sentinel.report.terminal",
+    "concise": "sentinel.report.concise",
     "json": "sentinel.report.jsonfmt",
     "sarif": "sentinel.report.sarif",
     "github": "sentinel.report.github",

@@ -1,38 +1,49 @@
 """SARIF 2.1.0 report, for GitHub code scanning and any other SARIF viewer.
 
 One run; the driver lists every known rule with its documentation (what, why, example, use
-instead); results point at repository-relative URIs under ``%SRCROOT%``. Checks that were
-skipped or crashed and files that could not be read become tool execution notifications, and
-a crashed check makes ``executionSuccessful`` false, so a viewer never shows a silent pass.
+instead) and a help URI to its section of docs/rules.md. Code scanning rejects or hides results
+that do not point at a real file of the repository with a start line, so every result gets one:
+its own file and line, or — for findings about the change as a whole (drift), the commit message
+(claims) or a deleted file — the first added line of the change, with the message saying what
+the finding is about (sentinel.report.locate). A finding that cannot be placed at all (a change
+that only deletes files) becomes a notification instead of a result GitHub would reject.
+
+Every result carries a stable ``partialFingerprints`` entry (rule, path and normalised code, never
+the line, plus an occurrence number for identical lines), so an alert survives unrelated edits
+and two identical problems stay two alerts. GitHub's upload limits (25,000 results per run, 20
+tags per rule) are kept: past them, the most severe results are kept and a notification says so.
+Checks that were skipped or crashed and files that could not be read become tool execution
+notifications, and a crashed check makes ``executionSuccessful`` false.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
 
-from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
+from sentinel.report import ruledoc
+from sentinel.report.links import PROJECT_URL, rule_url
+from sentinel.report.locate import Locator, is_pseudo_path
 from sentinel.report.terminal import redact
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/diff-sentinel/"
+INFORMATION_URI = PROJECT_URL
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_ID = "sentinelFingerprint/v1"
+MAX_RESULTS = 25_000  # GitHub rejects a run with more
+MAX_TAGS = 20
 
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 # GitHub code scanning reads these to rank alerts.
 _PROBLEM_SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "recommendation"}
+_SECURITY_SEVERITY = {Severity.ERROR: "7.5", Severity.WARNING: "5.0", Severity.INFO: "2.0"}
 _SECURITY_CHECKS = {"jail"}
 _SECURITY_RULES = {"SEN303", "SEN304"}
-
-_FENCE_LANG = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript", ".tsx": "tsx",
-               ".go": "go", ".rs": "rust", ".java": "java", ".rb": "ruby", ".sh": "sh", ".bash": "bash",
-               ".sql": "sql", ".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".c": "c",
-               ".h": "c", ".cpp": "cpp", ".cs": "csharp", ".php": "php", ".kt": "kotlin", ".swift": "swift"}
-_BACKTICKS = lazy_compile(r"`+")
 PRETTY_MAX_FINDINGS = 2000
 
 
@@ -45,39 +56,24 @@ def artifact_uri(path: str) -> str:
     return quote(path.replace(os.sep, "/").lstrip("/"), safe="/-._~!$&'()*+,;=@")
 
 
-def _fence(code: str, path: str) -> str:
-    longest = max((len(m) for m in _BACKTICKS.findall(code)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    lang = _FENCE_LANG.get(os.path.splitext(path)[1].lower(), "")
-    return f"{ticks}{lang}\n{code.strip(chr(10))}\n{ticks}"
-
-
 def rule_descriptor(rule) -> dict:
     """A reportingDescriptor from a sentinel Rule: its documentation becomes the alert's help."""
-    text_parts = [rule.summary, "", f"Why it matters: {rule.rationale}"]
-    md_parts = [rule.summary, "", f"**Why it matters.** {rule.rationale}"]
-    if rule.example:
-        text_parts += ["", "Example (fires):", rule.example.strip("\n")]
-        md_parts += ["", "**Example** (fires):", "", _fence(rule.example, rule.example_path)]
-    if rule.counter_example:
-        text_parts += ["", "Use instead:", rule.counter_example.strip("\n")]
-        md_parts += ["", "**Use instead:**", "", _fence(rule.counter_example, rule.example_path)]
-    if rule.hint:
-        text_parts += ["", f"Hint: {rule.hint}"]
-        md_parts += ["", f"**Hint:** {rule.hint}"]
-    md_parts += ["", f"Run `sentinel explain {rule.code}` for details; suppress one line with "
-                     f"`# sentinel: ignore[{rule.code}]`."]
+    text = ruledoc.text(rule).rstrip("\n")
     tags = [rule.check]
+    props: dict = {"check": rule.check, "problem.severity": _PROBLEM_SEVERITY[rule.severity]}
     if rule.check in _SECURITY_CHECKS or rule.code in _SECURITY_RULES:
         tags.append("security")
+        props["security-severity"] = _SECURITY_SEVERITY[rule.severity]
+    props["tags"] = tags[:MAX_TAGS]
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": f"{rule.summary} {rule.rationale}".strip()},
-        "help": {"text": "\n".join(text_parts), "markdown": "\n".join(md_parts)},
+        "helpUri": rule_url(rule.code),
+        "help": {"text": text, "markdown": ruledoc.markdown_body(rule)},
         "defaultConfiguration": {"level": level(rule.severity)},
-        "properties": {"tags": tags, "check": rule.check, "problem.severity": _PROBLEM_SEVERITY[rule.severity]},
+        "properties": props,
     }
 
 
@@ -86,53 +82,61 @@ def _fallback_descriptor(f: Finding) -> dict:
     return {
         "id": f.rule,
         "shortDescription": {"text": f"{f.check} rule {f.rule}"},
+        "helpUri": rule_url(f.rule),
         "defaultConfiguration": {"level": level(f.severity)},
         "properties": {"tags": [f.check], "check": f.check},
     }
-
-
-def _has_location(path: str) -> bool:
-    # Change-level findings (the commit message, the task) have no file to point at.
-    return bool(path) and not path.startswith("<")
 
 
 def _location(path: str) -> dict:
     return {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(path), "uriBaseId": SRCROOT}}}
 
 
-def _result(f: Finding, rule_index: int) -> dict:
+def fingerprints(findings: list[Finding]) -> list[str]:
+    """A stable identity per finding: rule, path and normalised code (a change-level finding: its
+    rule and kind, not its wording, which carries scores), and the occurrence among equals."""
     from sentinel.baseline import fingerprint
 
-    result: dict = {
-        "ruleId": f.rule,
-        "ruleIndex": rule_index,
-        "level": level(f.severity),
-        "message": {"text": redact(f.message) or f.rule},
-    }
-    if _has_location(f.path):
-        loc = _location(f.path)
-        if f.line is not None and f.line >= 1:
-            region: dict = {"startLine": f.line}
-            if f.column is not None and f.column >= 1:
-                region["startColumn"] = f.column
-            if f.end_line is not None and f.end_line >= f.line:
-                region["endLine"] = f.end_line
-            code = redact(f.code)
-            if code:
-                region["snippet"] = {"text": code}
-            loc["physicalLocation"]["region"] = region
-        result["locations"] = [loc]
-    result["partialFingerprints"] = {FINGERPRINT_ID: fingerprint(f)}
+    seen: Counter = Counter()
+    out = []
+    for f in findings:
+        if is_pseudo_path(f.path):
+            base = hashlib.sha256(f"{f.rule}\0{f.path}\0{' '.join(f.code.split())}".encode(
+                "utf-8", "surrogateescape")).hexdigest()[:32]
+        else:
+            base = fingerprint(f)
+        seen[base] += 1
+        out.append(base if seen[base] == 1 else f"{base}:{seen[base]}")
+    return out
+
+
+def _result(f: Finding, rule_index: int, place, fp: str) -> dict:
+    message = redact(f.message) or f.rule
+    if place.anchored:
+        message = f"About {place.about}: {message}"
+    loc = _location(place.path)
+    region: dict = {"startLine": place.line}
+    if not place.anchored:
+        if f.column is not None and f.column >= 1 and f.line:
+            region["startColumn"] = f.column
+        if f.end_line is not None and f.line and f.end_line >= f.line:
+            region["endLine"] = f.end_line
+        code = redact(f.code)
+        if code and f.line:
+            region["snippet"] = {"text": code}
+    loc["physicalLocation"]["region"] = region
     props: dict = {"check": f.check}
     if f.hint:
         props["hint"] = f.hint
-    result["properties"] = props
-    return result
+    if place.anchored:
+        props["about"] = place.about
+    return {"ruleId": f.rule, "ruleIndex": rule_index, "level": level(f.severity), "message": {"text": message},
+            "locations": [loc], "partialFingerprints": {FINGERPRINT_ID: fp}, "properties": props}
 
 
 def _notification(text: str, lvl: str, descriptor: str, path: str | None = None) -> dict:
     note: dict = {"message": {"text": text}, "level": lvl, "descriptor": {"id": descriptor}}
-    if path and _has_location(path):
+    if path and not is_pseudo_path(path):
         note["locations"] = [_location(path)]
     return note
 
@@ -153,9 +157,11 @@ def _notifications(verdict: Verdict) -> list[dict]:
     return out
 
 
-def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None) -> dict:
+def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None,
+            locator: Locator | None = None) -> dict:
     from sentinel import __version__
 
+    locator = locator or Locator(None, root)
     known = dict(rules or {})
     descriptors = [rule_descriptor(known[code]) for code in sorted(known)]
     index = {d["id"]: i for i, d in enumerate(descriptors)}
@@ -164,12 +170,32 @@ def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None
             index[f.rule] = len(descriptors)
             descriptors.append(_fallback_descriptor(f))
 
+    notes = _notifications(verdict)
+    results = []
+    unplaced = []
+    for f, fp in zip(verdict.findings, fingerprints(verdict.findings)):
+        place = locator.place(f)
+        if place is None:
+            unplaced.append(f)
+            continue
+        results.append(_result(f, index[f.rule], place, fp))
+    for f in unplaced:
+        notes.append(_notification(f"{f.rule} ({f.check}) has no file of the repository to point at: "
+                                   f"{redact(f.message)}", level(f.severity), "sentinel/unplaced-finding"))
+    if len(results) > MAX_RESULTS:
+        rank = {"error": 0, "warning": 1, "note": 2}
+        order = sorted(range(len(results)), key=lambda i: rank[results[i]["level"]])
+        keep = sorted(order[:MAX_RESULTS])
+        notes.append(_notification(f"{len(results) - MAX_RESULTS} of {len(results)} results left out: GitHub code "
+                                   f"scanning accepts at most {MAX_RESULTS:,} per run (the most severe are kept)",
+                                   "warning", "sentinel/results-capped"))
+        results = [results[i] for i in keep]
+
     run: dict = {
         "tool": {"driver": {"name": "sentinel", "informationUri": INFORMATION_URI, "version": __version__,
                             "semanticVersion": __version__, "rules": descriptors}},
-        "invocations": [{"executionSuccessful": not verdict.errored,
-                         "toolExecutionNotifications": _notifications(verdict)}],
-        "results": [_result(f, index[f.rule]) for f in verdict.findings],
+        "invocations": [{"executionSuccessful": not verdict.errored, "toolExecutionNotifications": notes}],
+        "results": results,
         "columnKind": "unicodeCodePoints",
         "properties": {"passed": verdict.passed, "failLevel": verdict.fail_level.value, "source": verdict.source,
                        "filesChanged": verdict.files_changed, "linesAdded": verdict.lines_added,
@@ -180,12 +206,13 @@ def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(verdict: Verdict, rules: dict | None = None, root: str | None = None, **_) -> str:
+def render(verdict: Verdict, rules: dict | None = None, root: str | None = None, locator: Locator | None = None,
+           **_) -> str:
     if rules is None:
         rules = _all_rules()
     # Pretty-printing forces the pure-Python encoder (~20x slower); big logs are written compact.
     indent = 2 if len(verdict.findings) <= PRETTY_MAX_FINDINGS else None
-    return json.dumps(to_dict(verdict, rules, root), indent=indent, ensure_ascii=False) + "\n"
+    return json.dumps(to_dict(verdict, rules, root, locator), indent=indent, ensure_ascii=False) + "\n"
 
 
 def _all_rules() -> dict:

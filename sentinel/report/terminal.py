@@ -186,11 +186,22 @@ def recall_lines(verdict: Verdict) -> list[tuple[str, str]]:
     return out
 
 
+def suppression_hint(f: Finding) -> str:
+    """How to silence a rule, shown once per rule and run: inline for a line of code, else config."""
+    code = clean(f.rule)
+    if f.line and f.path and f.path != "COMMIT_MSG":
+        how = f"`# sentinel: ignore[{code}]` on the line silences it there"
+    else:
+        how = f"`{code} = \"off\"` under [tool.sentinel.severity] turns it off"
+    return f"note: {how}; `sentinel explain {code}` says why it matters"
+
+
 def render(verdict: Verdict, color: bool = False, **_) -> str:
     def c(text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if color else text
 
     out: list[str] = []
+    seen: set[str] = set()
     for path, items in group_by_path(verdict.findings).items():
         out.append(c(clean(path) or "(whole change)", _BOLD))
         for f in items:
@@ -202,6 +213,9 @@ def render(verdict: Verdict, color: bool = False, **_) -> str:
                 out.append(c(f"{'':12}| {shorten(code, _CODE_WIDTH)}", _DIM))
             if f.hint:
                 out.append(c(f"{'':12}hint: {clean(f.hint)}", _DIM))
+            if f.rule not in seen:
+                seen.add(f.rule)
+                out.append(c(f"{'':12}{suppression_hint(f)}", _DIM))
 
     recall = recall_lines(verdict)
     if recall:
