@@ -81,8 +81,8 @@ def check_defaults():
 
     return SimpleNamespace(command="check", range=None, diff=None, all_files=False, staged=False, config=None,
                            fail_level=None, filter_mode=None, ban=[], no_baseline=False, format="text", output=None,
-                           no_color=False, statistics=False, exit_zero=False, task=None, message=None, junit=[], coverage=[], no_memory=False, jobs=None,
-                           func=cmd_check)
+                           no_color=False, statistics=False, exit_zero=False, task=None, message=None, junit=[],
+                           coverage=[], no_memory=False, jobs=None, func=cmd_check)
 
 
 def read_text_arg(value: str | None) -> str | None:
