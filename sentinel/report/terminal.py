@@ -187,13 +187,15 @@ def recall_lines(verdict: Verdict) -> list[tuple[str, str]]:
 
 
 def suppression_hint(f: Finding) -> str:
-    """How to silence a rule, shown once per rule and run: inline for a line of code, else config."""
-    code = clean(f.rule)
+    """How to silence a rule, shown once per rule and run: inline for a line of code, else config.
+
+    It names the rule as ``<code>`` (the code is on the line above): `grep -c SEN301` on the output
+    keeps counting findings."""
     if f.line and f.path and f.path != "COMMIT_MSG":
-        how = f"`# sentinel: ignore[{code}]` on the line silences it there"
+        how = 'add "# sentinel: ignore[<code>]" to the line to silence it'
     else:
-        how = f"`{code} = \"off\"` under [tool.sentinel.severity] turns it off"
-    return f"note: {how}; `sentinel explain {code}` says why it matters"
+        how = 'turn the rule off with <code> = "off" under [tool.sentinel.severity]'
+    return f'note: {how}; "sentinel explain <code>" says why it matters'
 
 
 def render(verdict: Verdict, color: bool = False, **_) -> str:
