@@ -5,7 +5,7 @@ The package import is kept cheap (it runs on every commit hook): the API is load
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"  # PEP 440; a release drops ".dev0" and is tagged v<version> (CHANGELOG.md)
 __all__ = ["check", "__version__"]
 
 

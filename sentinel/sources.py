@@ -134,14 +134,21 @@ def diff_input(path: str, cwd: str | None = None) -> Change:
 def all_files(cwd: str | None = None) -> Change:
     """The tracked tree as one all-added change, for first adoption."""
     root = gitio.repo_root(cwd)
-    paths = gitio.ls_files(root)
-    blobs = gitio.read_blobs(root, [f":{p}" for p in paths])
+    files = whole_files(root, gitio.ls_files(root))
+    cs = ChangeSet(files=files, source="all-files", root=root, head="INDEX")
+    return Change(cs, content_rev="")
+
+
+def whole_files(root: str, paths: list[str], rev: str | None = None) -> list[FileChange]:
+    """Files as all-added changes, read from the index (or from commit ``rev``)."""
+    prefix = f"{rev}:" if rev else ":"
+    blobs = gitio.read_blobs(root, [f"{prefix}{p}" for p in paths])
     files: list[FileChange] = []
     for p in paths:
-        data = blobs.get(f":{p}")
+        data = blobs.get(f"{prefix}{p}")
         fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown")
         if data is None:
-            fc.unreadable = "not in the index"
+            fc.unreadable = f"not in {'the index' if not rev else rev[:12]}"
         elif b"\0" in data[:8000]:
             fc.status, fc.is_binary = FileStatus.BINARY, True
         else:
@@ -156,5 +163,4 @@ def all_files(cwd: str | None = None) -> Change:
             fc.hunks = [Hunk(0, 0, 1, len(lines))] if lines else []
         fc.language = detect_language(p, fc.added.get(1))
         files.append(fc)
-    cs = ChangeSet(files=files, source="all-files", root=root, head="INDEX")
-    return Change(cs, content_rev="")
+    return files

@@ -66,3 +66,142 @@ def test_pre_push_checks_the_pushed_range(clean_repo, pre_commit_home, project_s
     ok = _try_repo(clean_repo, pre_commit_home, project_snapshot,
                    "--hook-stage", "pre-push", "--from-ref", head, "--to-ref", head2)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+# -- file selection, --all-files, versioning: a real .pre-commit-config.yaml ----------------------------------
+
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from tests.conftest import PROJECT  # noqa: E402
+
+BARE = "def load(path):\n    try:\n        return open(path).read()\n    except:\n        return ''\n"
+WIPE = "#!/bin/sh\nrm -rf /\n"
+
+
+def _readme_snippet() -> tuple[str, str]:
+    """The README's pre-commit configuration: (its yaml, the rev it names)."""
+    text = (PROJECT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(repos:\n.*?)```", text, flags=re.S)
+    assert block, "the README has no pre-commit configuration block"
+    rev = re.search(r"^\s*rev:\s*(\S+)\s*$", block.group(1), flags=re.M)
+    return block.group(1), rev.group(1)
+
+
+def _released_versions() -> list[str]:
+    text = (PROJECT / "CHANGELOG.md").read_text(encoding="utf-8")
+    return re.findall(r"^## (\d+\.\d+\.\d+) \u2014 \d{4}-\d{2}-\d{2}$", text, flags=re.M)
+
+
+def test_readme_rev_names_the_latest_release_and_its_tag():
+    _, rev = _readme_snippet()
+    released = _released_versions()
+    assert released, "CHANGELOG.md has no released version"
+    assert rev == f"v{released[0]}"
+    from sentinel import __version__
+    assert __version__ == released[0] or ".dev" in __version__, "a release must be the newest CHANGELOG section"
+    tags = subprocess.run(["git", "tag", "-l", "v*"], cwd=PROJECT, capture_output=True, text=True).stdout.split()
+    if tags:  # a fresh clone without tags cannot tell; a checkout with tags must have the README's
+        assert rev in tags, f"the README names {rev}, which is not a tag ({', '.join(tags)})"
+
+
+def test_one_manifest_for_commit_commit_msg_and_push():
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text())}
+    assert {"pre-commit", "pre-push", "manual"} <= set(hooks["sentinel"]["stages"])
+    assert hooks["sentinel-commit-msg"]["stages"] == ["commit-msg"]
+    assert hooks["sentinel"].get("pass_filenames", True) is True  # pre-commit's file selection reaches us
+
+
+@pytest.fixture(scope="module")
+def released_snapshot(project_snapshot):
+    """The project snapshot tagged with the README's rev, as a release would be."""
+    _, rev = _readme_snippet()
+    snap = GitRepo.__new__(GitRepo)
+    snap.path = Path(project_snapshot)
+    if rev not in snap.git("tag", "-l").split():
+        snap.git("tag", "-a", rev, "-m", f"release {rev}")
+    return Path(project_snapshot)
+
+
+def _configured_repo(tmp_path, snapshot, hook_options: str = "") -> GitRepo:
+    snippet, _ = _readme_snippet()
+    config = snippet.replace("https://github.com/OWNER/diff-sentinel", str(snapshot))
+    if hook_options:
+        config = config.replace("      - id: sentinel              ",
+                                "      - id: sentinel\n" + hook_options + "        #", 1)
+    r = GitRepo(tmp_path / "r")
+    r.write(".pre-commit-config.yaml", config)
+    r.write("app.py", BARE)
+    r.write("legacy/old.py", BARE.replace("load", "old_load"))
+    r.write("scripts/wipe.sh", WIPE)
+    r.write("clean.py", "def ok():\n    return 1\n")
+    r.add(".pre-commit-config.yaml", "app.py", "legacy/old.py", "scripts/wipe.sh", "clean.py")
+    r.commit("existing code")
+    return r
+
+
+def _run(repo: GitRepo, home, *args: str):
+    return subprocess.run([*PRE_COMMIT, "run", "sentinel", "--verbose", *args], cwd=repo.path, capture_output=True,
+                          text=True, env=_env(home), timeout=900)
+
+
+def test_all_files_checks_the_whole_tree(tmp_path, pre_commit_home, released_snapshot):
+    repo = _configured_repo(tmp_path, released_snapshot)
+    plain = _run(repo, pre_commit_home)  # nothing staged: pre-commit has no file to give the hook
+    assert plain.returncode == 0 and "no files to check" in plain.stdout.lower(), plain.stdout + plain.stderr
+    out = _run(repo, pre_commit_home, "--all-files")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "app.py" in out.stdout and "legacy/old.py" in out.stdout and "SEN301" in out.stdout
+    assert "SEN106" in out.stdout and "scripts/wipe.sh" in out.stdout
+
+
+def test_exclude_files_and_types_are_honoured(tmp_path, pre_commit_home, released_snapshot):
+    excluded = _configured_repo(tmp_path / "a", released_snapshot, "        exclude: ^legacy/\n")
+    out = _run(excluded, pre_commit_home, "--all-files")
+    assert out.returncode == 1 and "app.py" in out.stdout and "legacy/old.py" not in out.stdout, out.stdout
+
+    only_python = _configured_repo(tmp_path / "b", released_snapshot, "        types: [python]\n")
+    out = _run(only_python, pre_commit_home, "--all-files")
+    assert "SEN301" in out.stdout and "wipe.sh" not in out.stdout and "SEN106" not in out.stdout, out.stdout
+
+    only_scripts = _configured_repo(tmp_path / "c", released_snapshot, "        files: ^scripts/\n")
+    out = _run(only_scripts, pre_commit_home, "--all-files")
+    assert out.returncode == 1 and "SEN106" in out.stdout and "SEN301" not in out.stdout, out.stdout
+
+
+def test_a_commit_checks_only_the_staged_change(tmp_path, pre_commit_home, released_snapshot):
+    repo = _configured_repo(tmp_path, released_snapshot)
+    repo.write("clean.py", "def ok():\n    return 1\n\n\ndef also_ok():\n    return 2\n")
+    repo.add("clean.py")
+    out = _run(repo, pre_commit_home)
+    assert out.returncode == 0, out.stdout + out.stderr  # the old problems in other files are not this commit's
+    repo.write("clean.py", "def ok():\n    try:\n        return 1\n    except:\n        pass\n")
+    repo.add("clean.py")
+    out = _run(repo, pre_commit_home)
+    assert out.returncode == 1 and "clean.py" in out.stdout and "app.py" not in out.stdout, out.stdout
+
+
+def test_named_files_from_the_command_line(tmp_path):
+    repo = GitRepo(tmp_path / "r")
+    repo.write("app.py", BARE)
+    repo.write("other.py", BARE)
+    repo.add("app.py", "other.py")
+    repo.commit("init")
+    out = repo.sentinel("check", "--no-memory", "--format", "concise", "app.py")
+    assert out.returncode == 1 and "app.py:4:5: SEN301" in out.stdout and "other.py" not in out.stdout, out.stdout
+    outside = repo.sentinel("check", "--no-memory", "../elsewhere.py")
+    assert outside.returncode == 2 and "not a file of the repository" in outside.stderr
+    untracked = repo.write("new.py", BARE)
+    assert untracked.exists()
+    out = repo.sentinel("check", "--no-memory", "new.py")
+    assert "new.py: not checked (not in the index)" in out.stdout
+
+
+def test_bare_check_with_names_skips_argparse_with_the_parsers_own_defaults():
+    from sentinel.cli import build_parser
+    from sentinel.commands.core import check_defaults
+
+    names = ["a.py", "pkg/b.py"]
+    assert vars(build_parser("check").parse_args(["check", *names])) == vars(check_defaults(names))

@@ -40,6 +40,9 @@ def add_gate_args(p) -> None:
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="run the gate on a change")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="only these files: their part of the change, or the whole file when the change does not "
+                        "touch it (what pre-commit passes, honouring its files/exclude/types)")
     add_source_args(p)
     add_gate_args(p)
     p.add_argument("--task", metavar="TEXT|@FILE", help="what the change was asked to do (for drift)")
@@ -75,11 +78,11 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_baseline, all_files_default=True)
 
 
-def check_defaults():
-    """The arguments of a bare `sentinel check`, as the parser declared above would produce them."""
+def check_defaults(paths: list[str] | None = None):
+    """The arguments of `sentinel check [PATH...]`, as the parser declared above would produce them."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(command="check", range=None, diff=None, all_files=False, staged=False, config=None,
+    return SimpleNamespace(command="check", paths=list(paths or []), range=None, diff=None, all_files=False, staged=False, config=None,
                            fail_level=None, filter_mode=None, ban=[], no_baseline=False, format="text", output=None,
                            no_color=False, statistics=False, exit_zero=False, task=None, message=None, junit=[],
                            coverage=[], no_memory=False, jobs=None, func=cmd_check)
@@ -121,6 +124,9 @@ def _change_and_config(args, started=None):
         rng = sources.pre_push_range() if os.environ.get("PRE_COMMIT_TO_REF") else None
     change = api.get_change(range=rng, diff_file=args.diff, all_files=args.all_files,
                             started=started if not rng else None)
+    if getattr(args, "paths", None):
+        from sentinel.selection import restrict
+        change = restrict(change, args.paths)
     from sentinel.config import load_config
     root = change.changeset.root
     config = load_config(root, args.config, cache_dir=api.cache_dir_for(root))

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
 from sentinel.report import ruledoc
-from sentinel.report.links import PROJECT_URL, rule_url
+from sentinel.report.links import PROJECT_URL, rule_url, semantic_version
 from sentinel.report.locate import Locator, is_pseudo_path
 from sentinel.report.terminal import redact
 
@@ -193,7 +193,7 @@ def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None
 
     run: dict = {
         "tool": {"driver": {"name": "sentinel", "informationUri": INFORMATION_URI, "version": __version__,
-                            "semanticVersion": __version__, "rules": descriptors}},
+                            "semanticVersion": semantic_version(__version__), "rules": descriptors}},
         "invocations": [{"executionSuccessful": not verdict.errored, "toolExecutionNotifications": notes}],
         "results": results,
         "columnKind": "unicodeCodePoints",
