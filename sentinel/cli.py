@@ -12,14 +12,14 @@ from sentinel.errors import SentinelError
 
 # Subcommands living in their own modules; each has register(subparsers).
 COMMAND_MODULES = ["sentinel.commands.core", "sentinel.commands.memory", "sentinel.commands.recall",
-                   "sentinel.commands.intent", "sentinel.commands.ci"]
+                   "sentinel.commands.intent", "sentinel.commands.ci", "sentinel.commands.mcp"]
 # Which module declares a command: the hook path builds only the parser it needs (building
 # every subcommand's arguments costs more than a small check).
 COMMAND_OWNER = {"check": "sentinel.commands.core", "rules": "sentinel.commands.core",
                  "explain": "sentinel.commands.core", "config": "sentinel.commands.core",
                  "baseline": "sentinel.commands.core", "memory": "sentinel.commands.memory",
                  "recall": "sentinel.commands.recall", "commit-msg": "sentinel.commands.intent",
-                 "ci": "sentinel.commands.ci"}
+                 "ci": "sentinel.commands.ci", "mcp": "sentinel.commands.mcp"}
 
 
 def build_parser(command: str | None = None):

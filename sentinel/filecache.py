@@ -15,6 +15,8 @@ import os
 
 # Bump when the shape of cached values changes.
 FORMAT = 2
+# False in processes that promise to write nothing (the MCP server): entries are still read.
+WRITES = True
 
 
 def read_files(paths: list[str]) -> dict[str, bytes | None]:
@@ -49,7 +51,7 @@ def load(cache_dir: str | None, name: str, salt: str, files: dict[str, bytes | N
 
 
 def store(cache_dir: str | None, name: str, salt: str, files: dict[str, bytes | None], value) -> None:
-    if not cache_dir:
+    if not cache_dir or not WRITES:
         return
     path = _entry_path(cache_dir, name)
     tmp = f"{path}.{os.getpid()}.tmp"

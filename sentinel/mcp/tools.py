@@ -1,0 +1,260 @@
+"""What each MCP tool does, as plain functions returning JSON-ready data (no MCP SDK import here).
+
+Bad arguments raise :class:`sentinel.errors.InputError` with a message written for the agent that
+sent them; the server turns every error into a tool error. Every string that leaves this module
+goes through the reporters' redaction path, like every other output of the gate.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from sentinel.errors import GitError, InputError
+from sentinel.models import CheckStatus, Finding, Verdict
+
+MAX_DIFF_CHARS = 20 * 1024 * 1024
+MAX_QUERY_CHARS = 4000
+MAX_TEXT_ARG_CHARS = 100_000
+_RULE_CODE = re.compile(r"^[A-Za-z]{3}\d{3}$")
+_CARD_ID = re.compile(r"^[\w.:-]{1,200}$")
+
+
+def redact_text(text: str) -> str:
+    """Redact line by line (the patterns are line-oriented) through the reporters' one path."""
+    from sentinel.report.terminal import redact
+
+    if not text:
+        return text
+    return "\n".join(redact(line) for line in text.split("\n"))
+
+
+def redact_tree(value):
+    """Every string of nested JSON-ready data, redacted."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: redact_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_tree(v) for v in value]
+    return value
+
+
+class Workspace:
+    """The repository the server answers for (fixed at start: tools take no paths)."""
+
+    def __init__(self, start: str | None = None):
+        self.start = os.path.abspath(start or os.getcwd())
+        self._root: str | None = None
+
+    def root(self) -> str:
+        if self._root is None:
+            from sentinel import gitio
+
+            try:
+                self._root = gitio.repo_root(self.start)
+            except GitError as exc:
+                raise GitError(f"{exc} (the server answers for {self.start}; start it with "
+                               "`sentinel mcp --repo PATH` inside a git repository)") from None
+        return self._root
+
+    def root_or_none(self) -> str | None:
+        try:
+            return self.root()
+        except GitError:
+            return None
+
+    def config(self, root: str | None):
+        from sentinel.config import load_config
+
+        # No cache_dir: the cached config would be written under .git/sentinel.
+        return load_config(root, None, cache_dir=None)
+
+
+# --- the gate ---------------------------------------------------------------------------------------
+
+def _text_arg(name: str, value: str | None, limit: int = MAX_TEXT_ARG_CHARS) -> str | None:
+    if value is None:
+        return None
+    if len(value) > limit:
+        raise InputError(f"{name} is {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def _check_range(spec: str) -> str:
+    spec = spec.strip()
+    if not spec or len(spec) > 500 or "\0" in spec or "\n" in spec:
+        raise InputError("range must be one line like 'main...HEAD' or 'HEAD~3..HEAD'")
+    if ".." not in spec:
+        raise InputError(f"invalid range {spec!r}: expected A..B (plain diff) or A...B (since the merge base)")
+    parts = [p for p in re.split(r"\.{2,3}", spec, maxsplit=1) if p]
+    if any(p.startswith("-") for p in parts):
+        raise InputError(f"invalid range {spec!r}: a revision cannot start with '-'")
+    return spec
+
+
+def get_change(ws: Workspace, range: str | None, diff: str | None):
+    from sentinel import api, sources
+
+    root = ws.root()
+    if range is not None and diff is not None:
+        raise InputError("give either range or diff, not both (neither: the staged change)")
+    if diff is not None:
+        if not diff.strip():
+            raise InputError("diff is empty: pass the text of a unified diff (git diff output)")
+        _text_arg("diff", diff, MAX_DIFF_CHARS)
+        return api.get_change(diff=diff, cwd=root)
+    if range is not None:
+        return sources.commit_range(_check_range(range), root)
+    return sources.staged(root)
+
+
+def check_change(ws: Workspace, range: str | None = None, diff: str | None = None, task: str | None = None,
+                 message: str | None = None, fail_level: str | None = None, filter_mode: str | None = None,
+                 max_findings: int = 200, memory: bool = True) -> dict:
+    from sentinel import engine
+    from sentinel.models import FilterMode, Severity
+
+    if not 1 <= max_findings <= 5000:
+        raise InputError("max_findings must be between 1 and 5000")
+    change = get_change(ws, range, diff)
+    config = ws.config(change.changeset.root)
+    opts = engine.RunOptions(
+        fail_level=Severity(fail_level) if fail_level else None,
+        filter_mode=FilterMode(filter_mode) if filter_mode else None,
+        task=_text_arg("task", task), message=_text_arg("message", message),
+        jobs=1)  # the server is threaded: no forked workers
+    verdict = engine.run(change, config, opts)
+    if memory and config.memory.enabled and not verdict.passed and verdict.findings:
+        _recall(change, config, verdict)
+    return redact_tree(verdict_data(verdict, max_findings))
+
+
+def _recall(change, config, verdict: Verdict) -> None:
+    """Similar past fixes and recurring patterns, as the CLI adds them, without recording the run."""
+    from sentinel.mcp import brief
+    from sentinel.memory import gate_hook
+
+    store, note = brief.open_store(config, change.changeset.root)
+    try:
+        project, _ = brief.identity(change.changeset.root, change)
+        gate_hook.recall(verdict, store, project, config, change.changeset.root)
+    except Exception as exc:  # memory is an aid: the verdict stands without it
+        verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
+    finally:
+        store.close()
+    if note and not verdict.recall_note:
+        verdict.recall_note = note
+
+
+def finding_data(f: Finding, blocking: bool) -> dict:
+    return {"rule": f.rule, "check": f.check, "severity": f.severity.value, "blocking": blocking,
+            "path": f.path, "line": f.line, "column": f.column, "end_line": f.end_line, "message": f.message,
+            "hint": f.hint, "code": f.code}
+
+
+def verdict_data(verdict: Verdict, max_findings: int = 200) -> dict:
+    fail = verdict.fail_level.rank
+    findings = [finding_data(f, f.severity.rank >= fail) for f in verdict.findings]
+    findings.sort(key=lambda d: not d["blocking"])  # what blocks first, then file order
+    counts = verdict.counts()
+    if verdict.errored:
+        outcome = "error"
+    else:
+        outcome = "passed" if verdict.passed else "failed"
+    summary = (f"{outcome}: " + ", ".join(f"{n} {sev}" for sev, n in counts.items() if n)
+               if verdict.findings else f"{outcome}: no findings")
+    return {
+        "outcome": outcome, "passed": verdict.passed, "fail_level": verdict.fail_level.value,
+        "summary": f"{summary} ({verdict.files_changed} file(s), {verdict.lines_added} added line(s), "
+                   f"{verdict.source})",
+        "counts": counts, "findings": findings[:max_findings],
+        "findings_total": len(findings), "findings_truncated": len(findings) > max_findings,
+        "checks": [{"check": r.check, "status": r.status.value, "reason": r.reason, "findings": len(r.findings)}
+                   for r in verdict.checks],
+        "errors": [f"check '{r.check}' failed to run: {r.reason}" for r in verdict.checks
+                   if r.status is CheckStatus.ERROR],
+        "not_checked": [{"path": n.path, "reason": n.reason} for n in verdict.not_checked],
+        "suppressed": verdict.suppressed, "baselined": verdict.baselined,
+        "recall": [{"rule": g.rule, "title": g.title, "findings": g.finding_count,
+                    "similar_fixes": [{"card_id": s.card_id, "score": s.score, "summary": s.summary,
+                                       "fix": s.fix_strategy} for s in g.similar],
+                    "recurring_patterns": [{"rule": p.rule, "urgency": p.urgency, "runs": p.count,
+                                            "changes": p.changes, "last_resolution": p.last_resolution}
+                                           for p in g.patterns]}
+                   for g in verdict.recall],
+        "recall_note": verdict.recall_note,
+    }
+
+
+# --- memory -----------------------------------------------------------------------------------------
+
+def _index(ws: Workspace):
+    from sentinel.memory.index import IndexMissing, load_index
+
+    try:
+        return load_index(root=ws.root_or_none())
+    except IndexMissing as exc:
+        raise InputError(str(exc)) from None
+
+
+def search_cards(ws: Workspace, query: str, k: int = 5, language: str | None = None, rule: str | None = None,
+                 tag: str | None = None) -> dict:
+    from sentinel.memory.index import search
+    from sentinel.memory.recall_search import fix_line
+
+    if not query or not query.strip():
+        raise InputError("query is empty: describe the symptom (error text, what went wrong)")
+    _text_arg("query", query, MAX_QUERY_CHARS)
+    if not 1 <= k <= 50:
+        raise InputError("k must be between 1 and 50")
+    if rule is not None and not _RULE_CODE.match(rule):
+        raise InputError(f"rule must be a rule code like SEN301, not {rule!r}")
+    root = ws.root_or_none()
+    idx = _index(ws)
+    results = search(query, k=k, language=language or None, tag=tag or None, rule=rule.upper() if rule else None,
+                     config=ws.config(root), index=idx)
+    hits = []
+    for h in results:
+        card = idx.card(idx.row_of(h.id)) if idx.row_of(h.id) is not None else {}
+        hits.append({"id": h.id, "score": round(h.score, 3), "summary": h.problem_summary, "language": h.language,
+                     "signals": list(h.top_signals), "fix": fix_line(card)})
+    return redact_tree({"query": query, "mode": results.mode, "note": results.note, "results": hits})
+
+
+def read_card(ws: Workspace, card_id: str) -> dict:
+    from sentinel.commands.memory import render_card
+    from sentinel.memory.index import show
+
+    card_id = (card_id or "").strip()
+    if not _CARD_ID.match(card_id):
+        raise InputError("id must be a card id as returned by search_experience, e.g. fx-aiohttp-7b5d54a96c")
+    card = show(card_id, index=_index(ws))
+    if card is None:
+        raise InputError(f"no card with id {card_id!r}; search_experience returns the ids that exist")
+    return redact_tree({"card": card, "text": render_card(card)})
+
+
+def project_brief(ws: Workspace, change_ref: str | None = None) -> dict:
+    from sentinel.mcp.brief import project_brief as brief
+
+    if change_ref is not None and (not change_ref.strip() or len(change_ref) > 300 or "\0" in change_ref):
+        raise InputError("change_ref must be a branch name or PR ref such as 'feature/x' or 'pr/12'")
+    root = ws.root()
+    return redact_tree(brief(root, ws.config(root), change_ref=change_ref))
+
+
+# --- rules ------------------------------------------------------------------------------------------
+
+def explain_rule(code: str) -> dict:
+    from sentinel.checks import rule_index
+
+    key = (code or "").strip().upper()
+    rules = rule_index()
+    rule = rules.get(key)
+    if rule is None:
+        raise InputError(f"unknown rule code {code!r}; known codes: {', '.join(sorted(rules))}")
+    return {"code": rule.code, "name": rule.name, "check": rule.check, "default_severity": rule.severity.value,
+            "summary": rule.summary, "rationale": rule.rationale, "example": rule.example,
+            "use_instead": rule.counter_example, "hint": rule.hint, "example_path": rule.example_path,
+            "example_message": rule.example_message or None, "example_task": rule.example_task or None}
