@@ -57,8 +57,8 @@ def _failing_repo(repo):
     repo.write("app/load.py", "def load(path):\n    with open(path) as fh:\n        return fh.read()\n")
     repo.add("app/__init__.py", "app/load.py")
     repo.commit("initial")
-    repo.write("app/load.py", "def load(path):\n    try:\n        with open(path) as fh:\n            return fh.read()\n"
-                              "    except:\n        return ''\n")
+    repo.write("app/load.py", "def load(path):\n    try:\n        with open(path) as fh:\n"
+                              "            return fh.read()\n    except:\n        return ''\n")
     repo.add("app/load.py")
 
 

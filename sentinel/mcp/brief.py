@@ -74,7 +74,7 @@ class NoStore:
         return []
 
     def close(self) -> None:
-        pass
+        pass  # nothing was opened
 
 
 def _date(ts: float | None) -> str | None:
