@@ -82,7 +82,8 @@ def check_defaults(paths: list[str] | None = None):
     """The arguments of `sentinel check [PATH...]`, as the parser declared above would produce them."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(command="check", paths=list(paths or []), range=None, diff=None, all_files=False, staged=False, config=None,
+    return SimpleNamespace(command="check", paths=list(paths or []), range=None, diff=None, all_files=False,
+                           staged=False, config=None,
                            fail_level=None, filter_mode=None, ban=[], no_baseline=False, format="text", output=None,
                            no_color=False, statistics=False, exit_zero=False, task=None, message=None, junit=[],
                            coverage=[], no_memory=False, jobs=None, func=cmd_check)
