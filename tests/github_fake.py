@@ -7,6 +7,15 @@ documentation (issue comments, pulls, pull files, issues, check runs, combined s
     GET   /repos/{o}/{r}/issues/{n}                GET /repos/{o}/{r}/issues/{n}/comments
     POST  /repos/{o}/{r}/issues/{n}/comments       PATCH /repos/{o}/{r}/issues/comments/{id}
     GET   /repos/{o}/{r}/commits/{sha}/check-runs  GET /repos/{o}/{r}/commits/{sha}/status(es)
+    GET   /repos/{o}/{r}/pulls/{n}/comments        POST /repos/{o}/{r}/pulls/{n}/reviews
+    PATCH /repos/{o}/{r}/pulls/comments/{id}       DELETE /repos/{o}/{r}/pulls/comments/{id}
+    GET   /repos/{o}/{r}/contents/{path}?ref=      GET /repos/{o}/{r}/commits/{sha}
+    GET   /user                                    POST /graphql  (query { viewer { login } })
+
+The token behaves like the default GITHUB_TOKEN (an app installation token: GET /user answers 403,
+GraphQL's viewer is the app's bot) unless ``user_login`` makes it a personal token. A review's
+inline comments must sit on lines of the PR's diff (the RIGHT side of its files' patches), or the
+review is refused with 422 as GitHub refuses it.
 
 Lists paginate with ``page``/``per_page`` and RFC 5988 ``Link`` headers like GitHub's, with a
 server-side page size cap so pagination can be exercised with a handful of items. Switches
@@ -32,6 +41,14 @@ _ROUTES = [
     ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/check-runs$"), "check_runs"),
     ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/status$"), "combined_status"),
     ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)/statuses$"), "statuses"),
+    ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/commits/([0-9a-f]+)$"), "get_commit"),
+    ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/comments$"), "list_review_comments"),
+    ("POST", re.compile(r"^/repos/([^/]+/[^/]+)/pulls/(\d+)/reviews$"), "create_review"),
+    ("PATCH", re.compile(r"^/repos/([^/]+/[^/]+)/pulls/comments/(\d+)$"), "edit_review_comment"),
+    ("DELETE", re.compile(r"^/repos/([^/]+/[^/]+)/pulls/comments/(\d+)$"), "delete_review_comment"),
+    ("GET", re.compile(r"^/repos/([^/]+/[^/]+)/contents/(.+)$"), "get_contents"),
+    ("GET", re.compile(r"^/(user)()$"), "get_user"),
+    ("POST", re.compile(r"^/(graphql)()$"), "graphql"),
 ]
 
 _USER = {"login": "github-actions[bot]", "id": 41898282, "node_id": "MDM6Qm90NDE4OTgyODI=", "type": "Bot",
@@ -51,6 +68,10 @@ class FakeGitHub:
         self.comments: dict[int, list[dict]] = {}  # issue number -> comments in creation order
         self.check_runs: dict[str, list[dict]] = {}
         self.statuses: dict[str, list[dict]] = {}
+        self.review_comments: dict[int, list[dict]] = {}  # PR number -> inline comments
+        self.reviews: dict[int, list[dict]] = {}
+        self.contents: dict[tuple[str, str], bytes] = {}  # (ref, path) -> file bytes
+        self.user_login: str | None = None  # None: an app installation token (GET /user is 403)
         self.read_only = False  # a fork PR's token: writes answer 403
         self.rate_limited: int | None = None  # 403 or 429 for every request
         self.requests: list[tuple[str, str]] = []
@@ -113,9 +134,9 @@ class FakeGitHub:
     def add_issue(self, number: int, title: str, body: str) -> None:
         self.issues[number] = {"number": number, "title": title, "body": body}
 
-    def add_comment(self, number: int, body: str, login: str = "someone") -> dict:
+    def add_comment(self, number: int, body: str, login: str = "someone", bot: bool = False) -> dict:
         with self._lock:
-            return self._new_comment(number, body, {**_USER, "login": login, "type": "User"})
+            return self._new_comment(number, body, {**_USER, "login": login, "type": "Bot" if bot else "User"})
 
     def event_payload(self, number: int, action: str = "synchronize") -> dict:
         return {"action": action, "number": number, "pull_request": self.pulls[number],
@@ -143,6 +164,34 @@ class FakeGitHub:
 
     def all_comments(self) -> list[dict]:
         return [c for cs in self.comments.values() for c in cs]
+
+    def actor(self) -> dict:
+        """The account the token acts as."""
+        if self.user_login:
+            return {**_USER, "login": self.user_login, "type": "User", "id": 99}
+        return dict(_USER)
+
+    def right_lines(self, number: int) -> dict[str, set[int]] | None:
+        """Lines a review comment may sit on (RIGHT side of each file's patch); None if unknown."""
+        files = self.pull_files.get(number)
+        if not files:
+            return None
+        out: dict[str, set[int]] = {}
+        for f in files:
+            lines: set[int] = set()
+            new = 0
+            for raw in (f.get("patch") or "").split("\n"):
+                m = re.match(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@", raw)
+                if m:
+                    new = int(m.group(1))
+                    continue
+                if raw.startswith("-"):
+                    continue
+                if raw.startswith(("+", " ")):
+                    lines.add(new)
+                    new += 1
+            out[f["filename"]] = lines
+        return out
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -202,6 +251,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_PATCH(self) -> None:
         self._dispatch("PATCH")
 
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def _no_content(self) -> None:
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     # -- pagination -------------------------------------------------------------------------------
     def _page(self, items: list, query: dict, path: str, key: str | None = None, extra: dict | None = None):
         st = self.state
@@ -256,7 +313,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body.get("body"), str):
             return self._send(422, {"message": "Invalid request.\n\n\"body\" wasn't supplied."})
         with st._lock:
-            comment = st._new_comment(int(number), body["body"], _USER)
+            comment = st._new_comment(int(number), body["body"], st.actor())
         return self._send(201, comment, {"Location": comment["url"]})
 
     def edit_comment(self, repo, cid, query, body):
@@ -297,3 +354,98 @@ class _Handler(BaseHTTPRequestHandler):
 
     def statuses(self, repo, sha, query, body):
         return self._page(self._statuses(repo, sha), query, f"/repos/{repo}/commits/{sha}/statuses")
+
+    # -- identity, contents, reviews -----------------------------------------------------------------
+    def get_user(self, _a, _b, query, body):
+        st = self.state
+        if not st.user_login:
+            return self._send(403, {"message": "Resource not accessible by integration", "status": "403",
+                                    "documentation_url": "https://docs.github.com/rest/users/users"
+                                                         "#get-the-authenticated-user"})
+        return self._send(200, st.actor())
+
+    def graphql(self, _a, _b, query, body):
+        if "viewer" not in str(body.get("query", "")):
+            return self._send(200, {"errors": [{"message": "unsupported query"}]})
+        login = self.state.user_login or "github-actions"  # GraphQL names a bot without "[bot]"
+        return self._send(200, {"data": {"viewer": {"login": login}}})
+
+    def get_commit(self, repo, sha, query, body):
+        st = self.state
+        return self._send(200, {"sha": sha, "node_id": f"C_{sha[:7]}", "url": f"{st.base_url}/repos/{repo}/commits/{sha}",
+                                "html_url": f"https://github.com/{repo}/commit/{sha}", "commit": {"message": ""},
+                                "parents": [], "files": []})
+
+    def get_contents(self, repo, path, query, body):
+        ref = query.get("ref", [""])[0]
+        data = self.state.contents.get((ref, path))
+        if data is None:
+            return self._send(404, {"message": "Not Found"})
+        import base64
+        return self._send(200, {"type": "file", "encoding": "base64", "size": len(data), "name": path.split("/")[-1],
+                                "path": path, "sha": "0" * 40, "content": base64.b64encode(data).decode(),
+                                "url": f"{self.state.base_url}/repos/{repo}/contents/{path}"})
+
+    def list_review_comments(self, repo, number, query, body):
+        return self._page(list(self.state.review_comments.get(int(number), [])), query,
+                          f"/repos/{repo}/pulls/{number}/comments")
+
+    def create_review(self, repo, number, query, body):
+        st = self.state
+        n = int(number)
+        if st.read_only:
+            return self._send(403, {"message": "Resource not accessible by integration", "status": "403"})
+        allowed = st.right_lines(n)
+        comments = body.get("comments") or []
+        for c in comments:
+            if c.get("side", "RIGHT") != "RIGHT" or not isinstance(c.get("line"), int):
+                return self._send(422, {"message": "Unprocessable Entity", "errors": ["side/line required"]})
+            if allowed is not None and c["line"] not in allowed.get(c.get("path"), set()):
+                return self._send(422, {"message": "Unprocessable Entity",
+                                        "errors": ["Pull request review thread line must be part of the diff"]})
+        with st._lock:
+            st._next_id += 1
+            rid = st._next_id
+            review = {"id": rid, "node_id": f"PRR_{rid}", "user": st.actor(), "body": body.get("body", ""),
+                      "state": "COMMENTED", "commit_id": body.get("commit_id"),
+                      "html_url": f"https://github.com/{repo}/pull/{n}#pullrequestreview-{rid}",
+                      "pull_request_url": f"{st.base_url}/repos/{repo}/pulls/{n}",
+                      "submitted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            st.reviews.setdefault(n, []).append(review)
+            for c in comments:
+                st._next_id += 1
+                cid = st._next_id
+                st.review_comments.setdefault(n, []).append({
+                    "id": cid, "node_id": f"PRRC_{cid}", "pull_request_review_id": rid, "path": c["path"],
+                    "line": c["line"], "original_line": c["line"], "side": "RIGHT", "position": 1,
+                    "commit_id": body.get("commit_id"), "original_commit_id": body.get("commit_id"),
+                    "user": st.actor(), "body": c["body"], "diff_hunk": "@@",
+                    "url": f"{st.base_url}/repos/{repo}/pulls/comments/{cid}",
+                    "html_url": f"https://github.com/{repo}/pull/{n}#discussion_r{cid}",
+                    "pull_request_url": f"{st.base_url}/repos/{repo}/pulls/{n}",
+                    "created_at": review["submitted_at"], "updated_at": review["submitted_at"],
+                    "author_association": "NONE"})
+        return self._send(200, review)
+
+    def _find_review_comment(self, cid):
+        for cs in self.state.review_comments.values():
+            for c in cs:
+                if c["id"] == int(cid):
+                    return cs, c
+        return None, None
+
+    def edit_review_comment(self, repo, cid, query, body):
+        if self.state.read_only:
+            return self._send(403, {"message": "Resource not accessible by integration", "status": "403"})
+        _, c = self._find_review_comment(cid)
+        if c is None:
+            return self._send(404, {"message": "Not Found"})
+        c["body"] = body.get("body", c["body"])
+        return self._send(200, c)
+
+    def delete_review_comment(self, repo, cid, query, body):
+        cs, c = self._find_review_comment(cid)
+        if c is None:
+            return self._send(404, {"message": "Not Found"})
+        cs.remove(c)
+        return self._no_content()

@@ -142,7 +142,8 @@ def test_first_run_creates_comment_second_edits_it(pr_repo, gh, tmp_path):
     assert len(ours_after) == 1 and ours_after[0]["id"] == ours[0]["id"]
     assert len(gh.all_comments()) == 3
     assert ("PATCH", f"/repos/octo/demo/issues/comments/{ours[0]['id']}") in gh.requests
-    assert sum(1 for m, _ in gh.requests if m == "POST") == 1
+    assert sum(1 for m, p in gh.requests if m == "POST" and p.endswith("/issues/7/comments")) == 1
+    assert sum(1 for m, p in gh.requests if m == "POST" and p.endswith("/pulls/7/reviews")) == 1  # first push only
     assert "updated" in second.summary
 
 
@@ -159,7 +160,7 @@ def test_annotations_capped_with_more_line_and_summary(pr_repo, gh, tmp_path):
     assert "## \u274C Sentinel: failed" in proc.summary
     assert proc.summary.count("| SEN104 |") == N_ERRORS and proc.summary.count("| SEN103 |") == N_WARNINGS
     assert "git diff of the merge base" in proc.summary
-    assert "task: from linked issue(s) #12" in proc.summary
+    assert "task: from linked issue #\u200b12" in proc.summary  # issue refs in notes are not cross-references
 
 
 def test_green_push_says_resolved(pr_repo, gh, tmp_path):
@@ -173,8 +174,8 @@ def test_green_push_says_resolved(pr_repo, gh, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ours = [c for c in gh.all_comments() if MARKER in c["body"]]
     assert len(ours) == 1
-    assert "previous run of Sentinel on this pull request failed" in ours[0]["body"]
-    assert "passed" in ours[0]["body"] and proc.outputs["verdict"] == "passed"
+    assert "all clear (the previous run failed)" in ours[0]["body"]
+    assert "state=passed" in ours[0]["body"] and proc.outputs["verdict"] == "passed"
 
 
 def test_read_only_token_falls_back_with_reason(pr_repo, gh, tmp_path):
@@ -330,7 +331,7 @@ def test_comment_pagination_finds_marker_on_page_two(gh):
     gh.add_pull(5, "t", "", "a" * 40, "b" * 40)
     for i in range(3):
         gh.add_comment(5, f"human {i}")
-    gh.add_comment(5, f"{MARKER}\nold report")
+    gh.add_comment(5, f"{MARKER}\nold report", login="github-actions[bot]", bot=True)
     api = GitHubApi("octo/demo", "t", gh.base_url, retries=0)
     found = api.find_sticky(5)
     assert found is not None and found.id == gh.comments[5][-1]["id"]

@@ -13,6 +13,8 @@ CHECK_MODULES: dict[str, str] = {
     "style": "sentinel.checks.style",
     "chaos": "sentinel.checks.chaos",
     "placeholder": "sentinel.checks.placeholder",
+    # edits of Sentinel's own configuration (change-level; in CI the base branch's config applies)
+    "gateconfig": "sentinel.checks.gateconfig",
 }
 # Checks whose modules may be absent in this build (added by later features).
 OPTIONAL_CHECKS: dict[str, str] = {

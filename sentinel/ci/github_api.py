@@ -12,6 +12,9 @@ from dataclasses import dataclass
 
 MARKER = "<!-- sentinel:sticky -->"
 STATE_PREFIX = "<!-- sentinel:state="
+FINDING_PREFIX = "<!-- sentinel:finding="
+# The identity of the default GITHUB_TOKEN (an installation token of the GitHub Actions app).
+ACTIONS_BOT = "github-actions[bot]"
 DEFAULT_API_URL = "https://api.github.com"
 MAX_PATCH_FILES = 3000  # the pulls/{n}/files endpoint stops at 3000 files
 
@@ -109,12 +112,50 @@ def _call(what: str, fn, token: str = ""):
         raise describe(exc, what, token) from None
 
 
+def same_login(a: str | None, b: str | None) -> bool:
+    """GraphQL names a bot 'github-actions', REST 'github-actions[bot]': the same account."""
+    def norm(x: str) -> str:
+        x = x.lower()
+        return x[:-5] if x.endswith("[bot]") else x
+    return bool(a) and bool(b) and norm(a) == norm(b)
+
+
 class GitHubApi:
     def __init__(self, repository: str, token: str, api_url: str | None = None, retries: int | None = None):
         self.repository = repository
         self.token = token
         self.gh = client(token, api_url, retries)
         self.repo = self.gh.get_repo(repository)
+        self._login: str | None = None
+        self.identity_note = ""
+
+    # -- who we are: only our own comments are ever edited ---------------------------------------
+    def login(self) -> str | None:
+        """The token's account: GET /user for a personal token, GraphQL `viewer` for an app's
+        installation token (GET /user answers 403 for those); None when neither says."""
+        if self._login is not None or self.identity_note:
+            return self._login
+        try:
+            self._login = _call("reading the token's identity", lambda: self.gh.get_user().login, self.token)
+        except ApiProblem:
+            try:
+                data = _call("reading the token's identity (GraphQL)",
+                             lambda: self.gh.requester.graphql_query("query { viewer { login } }", {})[1],
+                             self.token)
+                self._login = ((data or {}).get("data") or {}).get("viewer", {}).get("login") or None
+            except ApiProblem as exc:
+                self.identity_note = (f"the token's identity is unknown ({exc}); only comments by {ACTIONS_BOT} "
+                                      "(a bot account) are treated as ours")
+        return self._login
+
+    def is_ours(self, user) -> bool:
+        """A comment's author is this token's account (a human's comment never is, marker or not)."""
+        if user is None:
+            return False
+        login = self.login()
+        if login:
+            return same_login(login, user.login)
+        return user.login == ACTIONS_BOT and getattr(user, "type", "") == "Bot"
 
     def pull_diff(self, number: int) -> str:
         """The PR's change as a unified diff assembled from pulls/{n}/files patches."""
@@ -150,19 +191,23 @@ class GitHubApi:
         return _call(f"reading the checks of {sha[:10]}", fetch, self.token)
 
     def find_sticky(self, number: int):
+        """Our marked comment: the marker alone is not enough (anyone can paste it), the author must be us."""
         def fetch():
             for c in self.repo.get_issue(number).get_comments():
-                if MARKER in (c.body or ""):
+                if MARKER in (c.body or "") and self.is_ours(c.user):
                     return c
             return None
         return _call(f"listing the comments of PR #{number}", fetch, self.token)
 
-    def upsert_sticky(self, number: int, build) -> CommentResult:
-        """Edit our one marked comment in place, or create it on the first run.
+    def upsert_sticky(self, number: int, build, create: bool = True) -> CommentResult | None:
+        """Edit our one marked comment in place, or create it on the first run (unless ``create``
+        is false: a green pull request gets no new comment). None when nothing was written.
 
         ``build(previous_state)`` returns the body; it learns how the last run ended so a PR
         that turns green can say so."""
         existing = self.find_sticky(number)
+        if existing is None and not create:
+            return None
         previous = previous_state(existing.body or "") if existing is not None else None
         body = build(previous)
         if MARKER not in body:
@@ -173,6 +218,47 @@ class GitHubApi:
         created = _call("creating the Sentinel comment",
                         lambda: self.repo.get_issue(number).create_comment(body), self.token)
         return CommentResult(created.html_url, True, None)
+
+
+    # -- inline review comments ----------------------------------------------------------------
+    def our_review_comments(self, number: int) -> dict[str, object]:
+        """Our inline comments on the PR, by the finding fingerprint in their marker."""
+        def fetch():
+            out = {}
+            for c in self.repo.get_pull(number).get_review_comments():
+                body = c.body or ""
+                start = body.find(FINDING_PREFIX)
+                if start < 0 or not self.is_ours(c.user):
+                    continue
+                end = body.find("-->", start)
+                out.setdefault(body[start + len(FINDING_PREFIX):end].strip(), c)
+            return out
+        return _call(f"listing the review comments of PR #{number}", fetch, self.token)
+
+    def post_review(self, number: int, sha: str, body: str, comments: list[dict]):
+        """One review (event COMMENT) carrying all new inline comments of this push."""
+        def post():
+            return self.repo.get_pull(number).create_review(commit=self.repo.get_commit(sha), body=body,
+                                                            event="COMMENT", comments=comments)
+        return _call(f"posting a review on PR #{number}", post, self.token)
+
+    def edit_review_comment(self, comment, body: str) -> None:
+        _call("editing a review comment", lambda: comment.edit(body), self.token)
+
+    def delete_review_comment(self, comment) -> None:
+        _call("deleting a review comment", lambda: comment.delete(), self.token)
+
+    def file_at(self, path: str, ref: str) -> bytes | None:
+        """A file's bytes at a commit through the API (None: no such file)."""
+        from github import UnknownObjectException
+
+        def fetch():
+            try:
+                item = self.repo.get_contents(path, ref=ref)
+            except UnknownObjectException:
+                return None
+            return None if isinstance(item, list) else item.decoded_content
+        return _call(f"reading {path} at {ref[:7]}", fetch, self.token)
 
 
 def previous_state(body: str) -> str | None:

@@ -30,6 +30,7 @@ class CiInputs:
     task: str | None = None
     llm_model: str | None = None
     junit: list[str] = field(default_factory=list)
+    review_comments: int = 20  # inline review comments kept on the PR (0: none)
 
 
 def env_name(input_name: str) -> str:
@@ -83,6 +84,10 @@ def read_inputs(env: dict | None = None, workspace: str | None = None) -> CiInpu
         sarif=_raw(env, "sarif") or None,
         junit=split_paths(_raw(env, "junit")),
     )
+    raw = _raw(env, "review-comments") or "20"
+    if not raw.isdigit() or int(raw) > 1000:
+        raise InputError(f"input 'review-comments': expected a number from 0 to 1000, got {raw!r}")
+    inp.review_comments = int(raw)
     config = _raw(env, "config")
     if config:
         full = config if os.path.isabs(config) else os.path.join(workspace or os.getcwd(), config)

@@ -11,6 +11,7 @@ from sentinel import api, engine, gitio
 from sentinel.ci import annotations as ann
 from sentinel.ci.change import pr_change, push_change
 from sentinel.ci.event import CiEvent, read_event
+from sentinel.ci import review
 from sentinel.ci.github_api import MARKER, STATE_PREFIX, ApiProblem, GitHubApi
 from sentinel.ci.inputs import CiInputs, read_inputs
 from sentinel.ci.outputs import SUMMARY_LIMIT, append_summary, write_outputs
@@ -29,11 +30,27 @@ class Notes:
     """What happened around the gate, for the summary: where the diff came from, what was skipped."""
 
     lines: list[str] = field(default_factory=list)
+    links: dict[int, str] = field(default_factory=dict)  # line index -> a URL GitHub gave us, shown as a link
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, url: str = "") -> None:
+        if url:
+            self.links[len(self.lines)] = url
         self.lines.append(text)
         # One physical line, so a reason from an API answer can never start a workflow command.
-        print("sentinel: " + " ".join(text.split()), flush=True)
+        print("sentinel: " + " ".join(f"{text} {url}".split()), flush=True)
+
+    def markdown(self) -> str:
+        from urllib.parse import urlsplit
+
+        from sentinel.report.markdown import escape
+        out = []
+        for i, text in enumerate(self.lines):
+            line = f"- {escape(text, width=1000)}"
+            url = self.links.get(i, "")
+            if urlsplit(url).scheme == "https" and not any(c in url for c in " ()<>[]\n"):
+                line += f" [{escape(url, mentions=False, width=300)}]({url})"
+            out.append(line)
+        return "\n".join(out)
 
 
 def _state(verdict: Verdict) -> str:
@@ -46,6 +63,7 @@ class CiRun:
         self.workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
         self._api: GitHubApi | None = None
         self._api_error: str | None = None
+        self.task_source = ""
 
     # -- GitHub API, created on first use -------------------------------------------------------
     def api(self) -> GitHubApi:
@@ -114,12 +132,16 @@ class CiRun:
             except ApiProblem as exc:
                 self.notes.add(f"task: linked issue #{n} not read ({exc})")
         if self.inp.task:
+            self.task_source = "the `task` input"
             self.notes.add("task: from the `task` input")
             return self.inp.task, issues
         if issues:
-            self.notes.add("task: from linked issue(s) " + ", ".join(f"#{n}" for n in issues))
+            label = ", ".join(f"#{n}" for n in issues)
+            self.task_source = f"linked issue {label}" if len(issues) == 1 else f"linked issues {label}"
+            self.notes.add(f"task: from {self.task_source}")
             return "\n\n".join(issues.values()), issues
         if ev.title:
+            self.task_source = "the PR title" if ev.is_pr else "the head commit's subject"
             self.notes.add("task: the PR title (link an issue with 'Fixes #N' for a better one)" if ev.is_pr
                            else "task: the head commit's subject")
             return ev.title, issues
@@ -147,28 +169,48 @@ class CiRun:
         return out
 
     # -- the comment ------------------------------------------------------------------------
+    def links(self):
+        from sentinel.report.markdown import Links
+        sha = self.ev.head_sha or self.ev.after
+        server = self.env.get("GITHUB_SERVER_URL") or "https://github.com"
+        if not sha or not self.ev.repository:
+            return None
+        return Links(server, self.ev.repository, sha, "PR description" if self.ev.is_pr else "commit message")
+
     def comment_body(self, verdict: Verdict, previous: str | None) -> str:
         from sentinel.report import markdown
         state = _state(verdict)
         parts = [MARKER, f"{STATE_PREFIX}{state} -->"]
+        footer = self._footer()
+        if state == "passed" and not verdict.findings:
+            # The PR turned green: the comment stays (edited), short, and says so.
+            sha = (self.ev.head_sha or self.ev.after or "")[:7]
+            was = " (the previous run failed)" if previous in ("failed", "error") else ""
+            parts.append(f"## \u2705 {TITLE}: all clear{was}\n\nNo findings at <code>{sha}</code>; "
+                         f"{markdown.escape(_checks_phrase(verdict), width=600)}.")
+            parts.append(footer)
+            return "\n".join(parts)
         if state == "passed" and previous in ("failed", "error"):
             parts.append("> [!NOTE]\n> \u2705 The previous run of Sentinel on this pull request failed; "
                          "this push passes.\n")
-        footer = self._footer()
         budget = COMMENT_LIMIT - sum(len(p.encode("utf-8")) + 1 for p in parts) - len(footer.encode("utf-8"))
-        parts.append(markdown.render(verdict, max_bytes=budget, title=TITLE))
+        parts.append(markdown.render(verdict, max_bytes=budget, title=TITLE, links=self.links()))
         parts.append(footer)
         return "\n".join(parts)
 
     def _footer(self) -> str:
+        from sentinel.report.markdown import escape
         bits = []
         sha = self.ev.head_sha or self.ev.after
         if sha:
-            bits.append(f"commit <code>{sha[:10]}</code>")
+            bits.append(f"commit <code>{escape(sha[:7], mentions=False)}</code>")
+        if self.task_source:
+            bits.append(f"task from {escape(self.task_source, mentions=False)}")
+        if self.ev.is_pr:
+            bits.append("claims read from the PR description")
         server, repo, run_id = (self.env.get("GITHUB_SERVER_URL"), self.env.get("GITHUB_REPOSITORY"),
                                 self.env.get("GITHUB_RUN_ID"))
         if server and repo and run_id and run_id.isdigit():
-            from sentinel.report.markdown import escape
             bits.append(f'<a href="{escape(server, mentions=False)}/{escape(repo, mentions=False)}'
                         f'/actions/runs/{run_id}">full report in the job summary</a>')
         bits.append("this comment is updated in place on every push")
@@ -180,13 +222,37 @@ class CiRun:
         if not self.ev.is_pr:
             self.notes.add("comment: skipped (not a pull request event)")
             return ""
+        green = verdict.passed and not verdict.errored
         try:
-            res = self.api().upsert_sticky(self.ev.pr_number, lambda prev: self.comment_body(verdict, prev))
+            res = self.api().upsert_sticky(self.ev.pr_number, lambda prev: self.comment_body(verdict, prev),
+                                           create=not green)
         except ApiProblem as exc:
             self.notes.add(f"comment: not posted, falling back to annotations and this summary: {exc}")
             return ""
-        self.notes.add(f"comment: {'created' if res.created else 'updated'} {res.url}")
+        if self.api().identity_note:
+            self.notes.add(f"comment: {self.api().identity_note}")
+        if res is None:
+            self.notes.add("comment: none (the pull request is green and had no Sentinel comment)")
+            return ""
+        self.notes.add(f"comment: {'created' if res.created else 'updated'}", url=res.url)
         return res.url
+
+    def post_review(self, verdict: Verdict, change: Change) -> None:
+        if not self.inp.review_comments or not self.ev.is_pr or not self.ev.head_sha:
+            return
+        try:
+            outcome = review.sync(self.api(), self.ev.pr_number, self.ev.head_sha, verdict, change.changeset,
+                                  self.inp.review_comments)
+        except ApiProblem as exc:
+            self.notes.add(f"review: inline comments not posted: {exc}")
+            return
+        if outcome:
+            self.notes.add(f"review: {outcome}")
+
+
+def _checks_phrase(verdict: Verdict) -> str:
+    from sentinel.report.terminal import check_status_parts
+    return ", ".join(text for _, text in check_status_parts(verdict.checks, verdict.fail_level)) or "no checks ran"
 
 
 def _configure(config, inp: CiInputs, ev: CiEvent, env: dict) -> None:
@@ -241,7 +307,7 @@ def _summary(verdict: Verdict, notes: Notes) -> str:
     from sentinel.report import markdown
     tail = ""
     if notes.lines:
-        tail = "\n### Run notes\n\n" + "\n".join(f"- {markdown.escape(n, width=1000)}" for n in notes.lines) + "\n"
+        tail = "\n### Run notes\n\n" + notes.markdown() + "\n"
     budget = SUMMARY_LIMIT - len(tail.encode("utf-8"))
     return markdown.render(verdict, max_bytes=budget, title=TITLE) + tail
 
@@ -256,10 +322,19 @@ def run(event_path: str | None = None, env: dict | None = None) -> int:
     ci = CiRun(inp, ev, env, notes)
     change = ci.change()
     root = change.changeset.root
-    config = load_config(root or workspace, inp.config, cache_dir=api.cache_dir_for(root))
+    if ev.is_pr:
+        # The pull request must not judge itself by rules it rewrote: the base branch's configuration.
+        from sentinel.ci.baseconfig import gate_config
+        config, config_change = gate_config(ci, change, workspace)
+    else:
+        config = load_config(root or workspace, inp.config, cache_dir=api.cache_dir_for(root))
+        config_change = None
     _configure(config, inp, ev, env)
     task, issues = ci.task_and_issues()
-    extra = {"junit": ci.junit_paths(), "ci_checks": ci.ci_checks(), "issues": issues, "coverage": []}
+    extra = {"junit": ci.junit_paths(), "ci_checks": ci.ci_checks(), "issues": issues, "coverage": [],
+             "task_source": ci.task_source}
+    if config_change is not None:
+        extra["config_change"] = config_change
     message = ev.body if ev.body.strip() else None
     opts = engine.RunOptions(fail_level=Severity(inp.fail_level) if inp.fail_level else None,
                              filter_mode=FilterMode(inp.filter_mode) if inp.filter_mode else None,
@@ -281,6 +356,7 @@ def run(event_path: str | None = None, env: dict | None = None) -> int:
             notes.lines.append(f"annotations: {left_out} finding(s) beyond GitHub's 10-per-severity cap "
                                "are listed only here")
     comment_url = ci.post_comment(verdict)
+    ci.post_review(verdict, change)
 
     summary = _summary(verdict, notes)
     if not append_summary(env.get("GITHUB_STEP_SUMMARY"), summary):

@@ -46,7 +46,8 @@ def _issue_texts(numbers: list[int], root: str | None, provided: dict | None) ->
 def resolve_task(cctx) -> Task | None:
     """First found of: --task, SENTINEL_TASK, the configured task file, issues the message references."""
     if cctx.task and cctx.task.strip():
-        return Task(cctx.task.strip(), "--task")
+        # A caller that knows better names the source (`sentinel ci`: "the PR title", "the `task` input").
+        return Task(cctx.task.strip(), cctx.options.get("task_source") or "--task")
     env = os.environ.get("SENTINEL_TASK", "")
     if env.startswith("@"):
         env = _read(env[1:]) or ""

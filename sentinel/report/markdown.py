@@ -3,7 +3,8 @@
 File paths, messages, code and recall text come from the pull request under review, so they
 are untrusted: every piece is HTML-escaped and its Markdown-significant characters turned into
 numeric entities, so it renders as the literal text it is and cannot open a tag, a link, an
-image, a code span, a table cell or ping anyone. The report never exceeds ``max_bytes``
+image, a code span, a table cell, ping anyone, become a link (URLs, ``www.``, e-mail addresses) or
+cross-reference an issue (``#12``, ``owner/repo#12``). The report never exceeds ``max_bytes``
 (GitHub caps a step summary at 1 MiB and a comment at 65,536 characters): past the budget,
 findings are cut at a row boundary and a note says how many were left out.
 """
@@ -15,6 +16,7 @@ import re
 
 from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
+from sentinel.report.locate import MESSAGE_PATH, is_pseudo_path
 from sentinel.report.terminal import check_status_parts, counts_phrase, group_by_path, location, redact
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -34,6 +36,9 @@ _MD_SPECIAL = {c: f"&#{ord(c)};" for c in "\\`*_[]|~$"}
 _MD_RE = lazy_compile("[" + re.escape("".join(_MD_SPECIAL)) + "]")
 _CONTROL = lazy_compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _MENTION = lazy_compile(r"@(?=[A-Za-z0-9])")
+# What GitHub turns into links or cross-references in plain text: a zero-width space breaks each.
+_AUTOLINK = lazy_compile(r"(?i)(?<=[a-z])(?=://)|(?<=\bwww)(?=\.)|(?<=#)(?=\d)|(?<=\bgh)(?=-\d)")
+_ZWSP = "&#8203;"
 
 
 def escape(text: str, mentions: bool = True, width: int = _TEXT_WIDTH) -> str:
@@ -42,10 +47,14 @@ def escape(text: str, mentions: bool = True, width: int = _TEXT_WIDTH) -> str:
     text = _CONTROL.sub(" ", text.replace("\r\n", " ").replace("\n", " ").replace("\t", "    "))
     if len(text) > width:
         text = text[: width - 1] + "\u2026"
+    if mentions:
+        # A zero-width space before '://', after 'www' or '#' stops GitHub from linking a URL or
+        # cross-referencing an issue named in the text (inserted before escaping adds entities).
+        text = _AUTOLINK.sub("\u200b", text)
     text = _MD_RE.sub(lambda m: _MD_SPECIAL[m.group()], html.escape(text, quote=True))
     if mentions:
-        # A zero-width space after '@' stops GitHub from notifying a user or team named in the text.
-        text = _MENTION.sub("@&#8203;", text)
+        # ... and one after '@' from notifying a user or team.
+        text = _MENTION.sub("@" + _ZWSP, text)
     return text
 
 
@@ -100,21 +109,61 @@ def _problems(verdict: Verdict) -> list[str]:
     return out
 
 
-def _row(f: Finding) -> str:
+class Links:
+    """Where a PR comment's findings link to: each file line at the head commit, each rule's docs.
+
+    ``message_label`` names what pseudo-path findings are about (the PR description for a pull
+    request, the commit message for a push)."""
+
+    def __init__(self, server: str, repository: str, sha: str, message_label: str = "commit message"):
+        self.server = server.rstrip("/")
+        self.repository = repository
+        self.sha = sha
+        self.message_label = message_label
+
+    def file_line(self, path: str, line: int | None) -> str:
+        from urllib.parse import quote
+
+        anchor = f"#L{line}" if line else ""
+        return (f"{self.server}/{quote(self.repository, safe='/')}/blob/{quote(self.sha, safe='')}/"
+                f"{quote(path, safe='/')}{anchor}")
+
+
+def rule_link(code_: str) -> str:
+    from sentinel.report.links import rule_url
+
+    text = escape(code_, width=40)
+    if not code_.replace("-", "").isalnum():
+        return text
+    return f"[{text}]({rule_url(code_)})"
+
+
+def _row(f: Finding, links: Links | None = None) -> str:
     detail = escape(f.message)
     snippet = code(f.code)
     if snippet:
         detail += f"<br>{snippet}"
     if f.hint:
         detail += f"<br><sub>hint: {escape(f.hint)}</sub>"
-    return f"| {location(f)} | {_ICON[f.severity]} {f.severity.value} | {escape(f.rule, width=40)} | {detail} |"
+    where = location(f)
+    rule = escape(f.rule, width=40)
+    if links is not None:
+        rule = rule_link(f.rule)
+        if f.path and not is_pseudo_path(f.path) and f.line:
+            where = f"[{where}]({links.file_line(f.path, f.line)})"
+    return f"| {where} | {_ICON[f.severity]} {f.severity.value} | {rule} | {detail} |"
 
 
 _TABLE_HEAD = "| Line | Severity | Rule | Finding |\n| ---: | --- | --- | --- |"
 
 
-def _file_open(path: str, n: int) -> str:
-    name = f"<code>{escape(path, mentions=False)}</code>" if path else "whole change"
+def _file_open(path: str, n: int, links: Links | None = None) -> str:
+    if path == MESSAGE_PATH:
+        name = f"the {links.message_label if links is not None else 'commit message'}"
+    elif not path or is_pseudo_path(path):
+        name = "the change as a whole"
+    else:
+        name = f"<code>{escape(path, mentions=False)}</code>"
     label = f"{name} \u2014 {n} finding{'' if n == 1 else 's'}"
     if n > _OPEN_FILES:
         return f"<details><summary>{label}</summary>\n\n{_TABLE_HEAD}"
@@ -165,7 +214,8 @@ def _cut(text: str, limit: int) -> str:
     return head[: head.rfind("\n") + 1] if "\n" in head else ""
 
 
-def render(verdict: Verdict, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "Sentinel", **_) -> str:
+def render(verdict: Verdict, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "Sentinel", links: Links | None = None,
+           **_) -> str:
     head = [_headline(verdict, title), "", _facts(verdict)]
     checks = _checks_line(verdict)
     if checks:
@@ -187,12 +237,12 @@ def render(verdict: Verdict, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "S
         body.append("\n### Findings\n")
         used += _size(body[0])
         for path, items in group_by_path(verdict.findings).items():
-            opening = "\n" + _file_open(path, len(items)) + "\n"
+            opening = "\n" + _file_open(path, len(items), links) + "\n"
             closing = _file_close(len(items))
             cost = _size(opening) + _size(closing)
             rows = []
             for f in items:
-                row = _row(f) + "\n"
+                row = _row(f, links) + "\n"
                 if used + cost + _size(row) > budget:
                     break
                 rows.append(row)

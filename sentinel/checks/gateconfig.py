@@ -1,0 +1,154 @@
+"""Gate configuration: a change that edits Sentinel's own configuration says what it does to the gate.
+
+A pull request could add `SEN301 = "off"` to `.sentinel.toml` and pass. `sentinel ci` therefore runs
+with the base branch's configuration; this check shows the change itself, setting by setting, on
+the config file: loosening settings (a rule off or lowered, a path excluded or ignored, a check
+disabled, a laxer fail level, a longer line limit) as a warning that needs a reviewer, tightening
+ones as information. Settings whose effect cannot be judged count as loosening.
+
+The before/after configurations come from the caller when it has them (`sentinel ci` reads the base
+from git or the API), else from the change itself: the file after the change and, rebuilt from it
+and the diff, the file before.
+"""
+
+from __future__ import annotations
+
+from sentinel.models import CheckResult, CheckStatus, Finding, Severity
+from sentinel.rules import Rule
+
+CHECK = "gateconfig"
+_BEFORE = "[tool.sentinel]\nfail-level = \"error\"\n"
+RULES: tuple[Rule, ...] = (
+    Rule("SEN801", "gate-config-loosened", CHECK, Severity.WARNING,
+         "The change loosens Sentinel's own configuration: a rule off or lowered, a path excluded or ignored, a "
+         "check disabled, a laxer fail level.",
+         "A change that switches off the rules it breaks would pass its own review; in CI the base branch's "
+         "configuration applies, and the loosening needs a reviewer's eyes before it is merged.",
+         "[tool.sentinel]\nfail-level = \"error\"\n\n[tool.sentinel.severity]\nSEN301 = \"off\"\n",
+         "[tool.sentinel]\nfail-level = \"warning\"\n",
+         hint="make configuration changes in their own pull request, with the reason in its description",
+         example_path="pyproject.toml", example_before=_BEFORE),
+    Rule("SEN802", "gate-config-tightened", CHECK, Severity.INFO,
+         "The change tightens Sentinel's configuration (it applies once merged).",
+         "Stricter settings take effect after the merge: in CI the base branch's configuration judges this change.",
+         "[tool.sentinel]\nfail-level = \"warning\"\n",
+         "[tool.sentinel]\nfail-level = \"error\"\n",
+         hint="nothing to do; the stricter settings apply from the next change on",
+         example_path="pyproject.toml", example_before=_BEFORE),
+)
+_RULE = {r.code: r for r in RULES}
+
+
+def _show(value) -> str:
+    if value is None:
+        return "(unset)"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value).replace("'", '"')
+
+
+def reconstruct_before(after_lines: list[str], fc) -> list[str] | None:
+    """The file before the change, from the file after it and the diff (added lines out, removed
+    lines back at their old numbers); None when the pieces do not fit together."""
+    removed = dict(fc.removed)
+    old_len = len(after_lines) - len(fc.added) + len(removed)
+    if old_len < 0 or any(n < 1 or n > old_len for n in removed) or any(n > len(after_lines) for n in fc.added):
+        return None
+    kept = iter(line for n, line in enumerate(after_lines, 1) if n not in fc.added)
+    try:
+        return [removed[n] if n in removed else next(kept) for n in range(1, old_len + 1)]
+    except StopIteration:
+        return None
+
+
+def _from_change(cctx):
+    """(ConfigChange, None) computed from the change itself, or (None, why not)."""
+    import os
+
+    from sentinel.configdiff import CONFIG_FILES, compare, config_at, touched_config
+    from sentinel.errors import ConfigError
+    from sentinel.models import FileStatus
+
+    path = touched_config(cctx.files)
+    if path is None:
+        return None, None
+    before: dict[str, bytes | None] = {}
+    after: dict[str, bytes | None] = {}
+    for name in CONFIG_FILES:
+        fc = next((f for f in cctx.files if name in (f.path, f.old_path)), None)
+        if fc is None:  # untouched: the same on both sides
+            full = os.path.join(cctx.root, name) if cctx.root else None
+            data = None
+            if full and os.path.isfile(full):
+                with open(full, "rb") as fh:
+                    data = fh.read()
+            before[name] = after[name] = data
+            continue
+        fctx = cctx.file_contexts.get(fc.path)
+        if fc.status is FileStatus.DELETED:
+            after_lines = []
+        elif fctx is not None and fctx.has_content:
+            after_lines = [ln.rstrip("\r") for ln in fctx.text.split("\n")]
+            if after_lines and after_lines[-1] == "":
+                after_lines.pop()
+        else:
+            return None, f"the content of {fc.path} after the change is not available"
+        old = reconstruct_before(after_lines, fc) if fc.status is not FileStatus.ADDED else []
+        if old is None:
+            return None, f"cannot rebuild {fc.path} before the change from the diff"
+        after[fc.path] = "\n".join(after_lines).encode() + b"\n" if fc.status is not FileStatus.DELETED else None
+        before[fc.old_path or fc.path] = "\n".join(old).encode() + b"\n" if old else None
+    root = cctx.root or "."
+    before_cfg = config_at(root, before, "before the change")
+    try:
+        after_cfg = config_at(root, after, "after the change")
+    except ConfigError as exc:
+        return compare(path, before_cfg, None, error=str(exc)), None
+    return compare(path, before_cfg, after_cfg), None
+
+
+def _line_of(cctx, path: str, key: str) -> int | None:
+    """The first added line of the config file that mentions the setting (else its first added line)."""
+    fc = next((f for f in cctx.files if f.path == path), None)
+    if fc is None or not fc.added:
+        return None
+    leaf = key.split(".")[-1]
+    for n in sorted(fc.added):
+        text = fc.added[n]
+        if leaf in text or leaf.replace("-", "_") in text:
+            return n
+    return min(fc.added)
+
+
+def check_change(cctx) -> CheckResult:
+    from sentinel.errors import ConfigError
+
+    change = cctx.options.get("config_change")
+    if change is None:
+        try:
+            change, why = _from_change(cctx)
+        except ConfigError as exc:
+            change, why = None, f"the configuration before the change does not load: {exc}"
+        if why:
+            return CheckResult(CHECK, CheckStatus.SKIPPED, reason=why)
+        if change is None:
+            return CheckResult(CHECK, CheckStatus.PASSED, reason="the change does not edit the gate's configuration")
+    findings: list[Finding] = []
+    where = "in CI the base branch's configuration applies to this change"
+    if change.error:
+        rule = _RULE["SEN801"]
+        findings.append(Finding(rule.code, CHECK, rule.severity, change.path, _line_of(cctx, change.path, ""),
+                                f"the configuration after this change does not load ({change.error}); {where}",
+                                hint=rule.hint))
+    for item in change.items:
+        rule = _RULE["SEN802" if item.effect == "tightens" else "SEN801"]
+        verb = {"loosens": "loosens the gate", "tightens": "tightens the gate",
+                "changes": "changes the gate (effect unknown: treated as loosening)"}[item.effect]
+        findings.append(Finding(rule.code, CHECK, rule.severity, change.path,
+                                _line_of(cctx, change.path, item.key),
+                                f"{item.key}: {_show(item.before)} -> {_show(item.after)} {verb}"
+                                + (f"; {where}" if item.effect != "tightens" else ""),
+                                code=f"{item.key} = {_show(item.after)}", hint=rule.hint))
+    summary = (f"{len(change.loosens)} loosening, {len(change.items) - len(change.loosens)} tightening setting(s) "
+               f"in {change.path} (base: {change.before_source})")
+    return CheckResult(CHECK, CheckStatus.PASSED, findings=findings, reason=summary)

@@ -1,0 +1,102 @@
+"""Inline review comments on the pull request's changed lines, kept in step with every push.
+
+Each finding on a line of the PR's diff gets one inline comment, marked with the finding's
+fingerprint (rule, path and normalised code: stable across pushes that move lines). On every push:
+
+- a finding that already has our comment keeps it (edited if its text changed; re-posted if the
+  code moved to another line, since a review comment cannot move);
+- new findings are posted together as **one** review, most severe first, up to the cap (the
+  summary comment lists the rest);
+- a comment whose finding is gone is edited to say it was resolved, and at which commit;
+- a green pull request gets no new inline comments.
+
+Only comments this token wrote are ever edited or deleted (see GitHubApi.is_ours).
+"""
+
+from __future__ import annotations
+
+from sentinel.models import Finding, Severity, Verdict
+from sentinel.report.locate import is_pseudo_path
+
+_ICON = {Severity.ERROR: "\U0001F534", Severity.WARNING: "\U0001F7E1", Severity.INFO: "\U0001F535"}
+RESOLVED = "<!-- sentinel:resolved -->"
+
+
+def on_changed_lines(verdict: Verdict, changeset) -> list[tuple[Finding, str]]:
+    """(finding, fingerprint) for findings GitHub can attach to a line of the PR's diff, most severe first."""
+    from sentinel.report.sarif import fingerprints
+
+    files = {f.path: f for f in changeset.files if f.status.value not in ("deleted", "binary")}
+    order = {f.path: i for i, f in enumerate(changeset.files)}
+    out = []
+    for f, fp in zip(verdict.findings, fingerprints(verdict.findings)):
+        fc = files.get(f.path)
+        if fc is None or is_pseudo_path(f.path) or not f.line:
+            continue
+        if f.line in fc.added or fc.in_hunks(f.line):
+            out.append((f, fp))
+    out.sort(key=lambda pair: (-pair[0].severity.rank, order.get(pair[0].path, 0), pair[0].line))
+    return out
+
+
+def comment_body(f: Finding, fp: str) -> str:
+    from sentinel.ci.github_api import FINDING_PREFIX
+    from sentinel.report.markdown import code, escape, rule_link
+
+    lines = [f"{FINDING_PREFIX}{fp} -->",
+             f"{_ICON[f.severity]} **{rule_link(f.rule)}** \u00B7 {f.severity.value} \u00B7 {escape(f.message)}"]
+    snippet = code(f.code)
+    if snippet:
+        lines.append(f"\n{snippet}")
+    if f.hint:
+        lines.append(f"\n<sub>hint: {escape(f.hint)}</sub>")
+    return "\n".join(lines)
+
+
+def _resolved_body(old: str, sha: str) -> str:
+    marker, _, rest = old.partition("\n")
+    first = rest.split("\n", 1)[0]
+    return f"{marker}\n{RESOLVED}\n\u2705 Resolved at <code>{sha[:7]}</code>: ~~{first}~~"
+
+
+def sync(api, number: int, sha: str, verdict: Verdict, changeset, cap: int) -> str:
+    """Bring our inline comments in line with this run; returns what was done, for the run notes."""
+    eligible = on_changed_lines(verdict, changeset)
+    existing = api.our_review_comments(number)
+    current = {fp: f for f, fp in eligible}
+    green = verdict.passed and not verdict.errored
+    kept = [fp for fp in existing if fp in current]
+    room = max(cap - len(kept), 0)
+    new: list[dict] = []
+    updated = resolved = reposted = 0
+    for f, fp in eligible:
+        body = comment_body(f, fp)
+        c = existing.get(fp)
+        if c is None:
+            if not green and len(new) < room:
+                new.append({"path": f.path, "line": f.line, "side": "RIGHT", "body": body})
+            continue
+        if c.line != f.line or c.path != f.path:  # the code moved, or GitHub marked the comment outdated
+            api.delete_review_comment(c)
+            new.append({"path": f.path, "line": f.line, "side": "RIGHT", "body": body})
+            reposted += 1
+        elif (c.body or "") != body:
+            api.edit_review_comment(c, body)
+            updated += 1
+    for fp, c in existing.items():
+        if fp not in current and RESOLVED not in (c.body or ""):
+            api.edit_review_comment(c, _resolved_body(c.body or "", sha))
+            resolved += 1
+    if new:
+        left = len(eligible) - len(kept) - (len(new) - reposted)
+        more = f" {left} more are in the summary comment." if left > 0 else ""
+        api.post_review(number, sha, f"Sentinel: {len(new)} finding(s) on lines this push changed "
+                                     f"(<code>{sha[:7]}</code>).{more}", new)
+    parts = []
+    if new:
+        parts.append(f"{len(new)} inline comment(s) posted in one review")
+    if updated:
+        parts.append(f"{updated} updated")
+    if resolved:
+        parts.append(f"{resolved} marked resolved")
+    return ", ".join(parts)
