@@ -231,3 +231,12 @@ def test_without_git_history_the_base_config_comes_from_the_api(tmp_path, gh):
     assert "read through the API" in summary and "SEN801" in summary
     assert 'severity.SEN104: "error" -> "off" loosens' in summary
     assert out.returncode == 1 and "SEN104" in summary
+
+
+def test_a_pr_whose_config_does_not_load_is_judged_by_the_base_config(tmp_path, gh):
+    pr = PR(tmp_path, gh)
+    pr.push({".sentinel.toml": CONFIG + "\nno-such-key = 1\n", "app.py": "print('hello')\n" + BAD})
+    out = pr.run()
+    summary = html.unescape(out.summary)
+    assert out.returncode == 1 and "SEN104" in summary  # not an error exit: the base config judges
+    assert "SEN801" in summary and "does not load" in summary and "no-such-key" in summary

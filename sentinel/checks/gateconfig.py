@@ -61,6 +61,33 @@ def reconstruct_before(after_lines: list[str], fc) -> list[str] | None:
         return None
 
 
+_TABLE = None
+
+
+def _sentinel_lines(lines: list[str]) -> set[int]:
+    """1-based numbers of the lines inside `[tool.sentinel...]` tables of a pyproject.toml."""
+    global _TABLE
+    if _TABLE is None:
+        import re
+        _TABLE = re.compile(r"^\s*\[\[?\s*([^\]]*?)\s*\]")
+    inside, out = False, set()
+    for n, line in enumerate(lines, 1):
+        m = _TABLE.match(line)
+        if m:
+            name = m.group(1).replace('"', "").replace("'", "").replace(" ", "")
+            inside = name == "tool.sentinel" or name.startswith("tool.sentinel.")
+        if inside:
+            out.add(n)
+    return out
+
+
+def _touches_sentinel_table(fc, after_lines: list[str], before_lines: list[str]) -> bool:
+    """Whether an edit of pyproject.toml changes a line of its [tool.sentinel] tables (no TOML parse:
+    the hook path stays free of it for the common pyproject edit that is not about Sentinel)."""
+    return bool(set(fc.added) & _sentinel_lines(after_lines)
+                or {n for n, _ in fc.removed} & _sentinel_lines(before_lines))
+
+
 def _from_change(cctx):
     """(ConfigChange, None) computed from the change itself, or (None, why not)."""
     import os
@@ -96,8 +123,12 @@ def _from_change(cctx):
         old = reconstruct_before(after_lines, fc) if fc.status is not FileStatus.ADDED else []
         if old is None:
             return None, f"cannot rebuild {fc.path} before the change from the diff"
+        if name == "pyproject.toml" and not _touches_sentinel_table(fc, after_lines, old):
+            old = after_lines  # no [tool.sentinel] line changed: the same configuration on both sides
         after[fc.path] = "\n".join(after_lines).encode() + b"\n" if fc.status is not FileStatus.DELETED else None
         before[fc.old_path or fc.path] = "\n".join(old).encode() + b"\n" if old else None
+    if before == after:
+        return None, None
     root = cctx.root or "."
     before_cfg = config_at(root, before, "before the change")
     try:

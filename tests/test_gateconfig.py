@@ -1,0 +1,63 @@
+"""The gateconfig check: a change to Sentinel's own configuration is shown setting by setting, loosening
+settings as warnings (SEN801), tightening ones as information (SEN802)."""
+
+from __future__ import annotations
+
+import difflib
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sentinel.checks.gateconfig import reconstruct_before
+from sentinel.configdiff import apply_diff
+from sentinel.diffparse import parse_diff
+from tests.conftest import GitRepo
+
+BASE = '[tool.black]\nline-length = 100\n\n[tool.sentinel]\nfail-level = "error"\nexclude = []\n'
+
+
+def _diff(path: str, before: str, after: str):
+    body = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        f"a/{path}", f"b/{path}", n=1))
+    return parse_diff(f"diff --git a/{path} b/{path}\n{body}").files[0]
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d", ""]), max_size=12),
+       st.lists(st.sampled_from(["a", "b", "x", "y", ""]), max_size=12))
+def test_before_and_after_rebuild_each_other_from_the_diff(before, after):
+    b, a = "".join(f"{x}\n" for x in before), "".join(f"{x}\n" for x in after)
+    if b == a:
+        return
+    fc = _diff("f.toml", b, a)
+    assert reconstruct_before(a.splitlines(), fc) == b.splitlines()
+    assert apply_diff(b.splitlines(), fc) == a.splitlines()
+
+
+def _repo(tmp_path) -> GitRepo:
+    r = GitRepo(tmp_path / "r")
+    r.write("pyproject.toml", BASE)
+    r.write("app.py", "x = 1\n")
+    r.add("pyproject.toml", "app.py")
+    r.commit("base")
+    return r
+
+
+def test_a_staged_loosening_is_a_warning_on_the_changed_line(tmp_path):
+    r = _repo(tmp_path)
+    r.write("pyproject.toml", BASE.replace("exclude = []", 'exclude = ["app.py"]\n\n[tool.sentinel.severity]\n'
+                                                           'SEN301 = "off"\nSEN202 = "error"'))
+    r.add("pyproject.toml")
+    out = r.sentinel("check", "--no-memory", "--format", "concise")
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("pyproject.toml:")]
+    assert any(":6:1: SEN801 exclude: [] -> [\"app.py\"] loosens" in ln for ln in lines), out.stdout
+    assert any("SEN801 severity.SEN301: (unset) -> \"off\" loosens" in ln for ln in lines)
+    assert any("SEN802 severity.SEN202: (unset) -> \"error\" tightens" in ln for ln in lines)
+    assert out.returncode == 0  # warnings and infos: below the default fail level
+
+
+def test_edits_outside_tool_sentinel_are_not_about_the_gate(tmp_path):
+    r = _repo(tmp_path)
+    r.write("pyproject.toml", BASE.replace("line-length = 100", "line-length = 110"))
+    r.add("pyproject.toml")
+    out = r.sentinel("check", "--no-memory")
+    assert "SEN80" not in out.stdout and "gateconfig passed" in out.stdout
