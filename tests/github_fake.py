@@ -372,7 +372,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def get_commit(self, repo, sha, query, body):
         st = self.state
-        return self._send(200, {"sha": sha, "node_id": f"C_{sha[:7]}", "url": f"{st.base_url}/repos/{repo}/commits/{sha}",
+        return self._send(200, {"sha": sha, "node_id": f"C_{sha[:7]}",
+                                "url": f"{st.base_url}/repos/{repo}/commits/{sha}",
                                 "html_url": f"https://github.com/{repo}/commit/{sha}", "commit": {"message": ""},
                                 "parents": [], "files": []})
 
