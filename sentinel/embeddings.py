@@ -101,18 +101,24 @@ class StaticEmbedder(Embedder):
             raise ValueError(f"{len(vectors)} vectors for {len(self.tokenizer.vocab)} tokens and no token mapping")
         max_length = config.get("max_length", 512)
         self.max_length = int(max_length) if max_length is not None else None
-        # model2vec cuts each text to max_length x the median token length in characters first.
-        lengths = sorted(len(t) for t in self.tokenizer.vocab)
-        median = int((lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) / 2) if lengths else 0
-        self._max_chars = self.max_length * median if self.max_length is not None else None
+        self._max_chars: int | None = None  # computed on the first text long enough to need it
         self.dim = int(vectors.shape[1])
         self.name = name
         self._np = np
 
+    def _char_limit(self) -> int:
+        """model2vec cuts each text to max_length x the median token length, in characters, first."""
+        if self._max_chars is None:
+            lengths = sorted(len(t) for t in self.tokenizer.vocab)
+            median = int((lengths[(len(lengths) - 1) // 2] + lengths[len(lengths) // 2]) / 2) if lengths else 0
+            self._max_chars = self.max_length * median
+        return self._max_chars
+
     def token_ids(self, text: str) -> list[int]:
         """The ids model2vec averages for ``text`` (unknown tokens dropped, as model2vec does)."""
-        if self._max_chars is not None:
-            text = text[: self._max_chars]
+        # Every token is at least one character: a text this short is never cut.
+        if self.max_length is not None and len(text) > self.max_length:
+            text = text[: self._char_limit()]
         ids = self.tokenizer.encode(text, max_length=self.max_length)
         unk = self.tokenizer.unk_id
         return [i for i in ids if i != unk] if unk is not None else ids
@@ -141,13 +147,18 @@ def read_safetensors(path: Path) -> dict:
     length, a JSON header naming each tensor's dtype, shape and byte range, then the raw data)."""
     import numpy as np
 
-    data = Path(path).read_bytes()
+    import mmap
+
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        # Mapped, not read: a query touches a few dozen rows of the table, not its megabytes.
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     if len(data) < 8:
         raise ValueError(f"{path} is not a safetensors file (too short)")
     n = int.from_bytes(data[:8], "little")
     if n > len(data) - 8:
         raise ValueError(f"{path} is not a safetensors file (header length {n} past the end)")
-    header = json.loads(data[8:8 + n])
+    header = json.loads(bytes(data[8:8 + n]))
     if not isinstance(header, dict):
         raise ValueError(f"{path}: the safetensors header is not a JSON object")
     base = 8 + n
