@@ -1,15 +1,25 @@
-"""Whole-process timing of `sentinel check` on real commits, against a floor and peer linters.
+"""Whole-process timing and memory of `sentinel check` on real commits, against a floor and a peer.
 
-Needs ../shared/corpus (real commits of flask, requests, sqlalchemy; see its README) and, for
-the peers, `pip install ruff flake8 bandit detect-secrets`. Skips cleanly when either is absent.
+Needs ../shared/corpus (real commits of flask, requests, sqlalchemy; see its README) and, for the
+peer, ruff on PATH (`pip install ruff`). Skips cleanly when the corpus is absent.
 
-For each repository, the p50 and p95 commits (by added lines) are rebuilt as real git
-repositories with the change staged, exactly as a pre-commit hook sees them, and sentinel runs
-from a non-editable install in its own virtualenv, as pre-commit installs it. In the same run
-we time the floor (`python -c pass`, `git diff --cached`) and the peers on the same files,
-and print medians and ratios. Whole-tree diffs (flask, sqlalchemy) measure scaling.
+What is measured, in one run so that the machine's drift hits every command alike:
 
-    python benchmarks/bench_check.py [--runs 7] [--shared ../shared] [--json out.json]
+- the p50 and p95 commits (by added lines) of each repository, rebuilt as real git repositories with
+  the change staged, exactly as a pre-commit hook sees them; `sentinel check` runs as the hook runs
+  it (memory on: a failing change recalls similar fixes);
+- the whole tree of flask and sqlalchemy (633K lines) as a staged all-added change in a real git
+  repository (so the run records itself and recalls, as the first `pre-commit run --all-files`
+  would), and the same tree given as a diff (`--diff`, memory off);
+- against `python -c pass` (the interpreter's own start: the floor) and `ruff check` on the same
+  files (the fastest peer), *interleaved*: every round runs each command once, in turn.
+
+Sentinel runs from a non-editable install in its own virtualenv, as pre-commit installs it (an
+editable install adds an import finder to every interpreter start). Each run's CPU time and peak
+resident memory (the largest process of the run) come from the kernel's accounting (wait4).
+Prints medians, the slowest run, ratios to the floor and the peer, and peak RSS per added line.
+
+    python benchmarks/bench_check.py [--runs 11] [--whole-tree-runs 3] [--shared ../shared] [--json out.json]
 """
 
 from __future__ import annotations
@@ -27,36 +37,59 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-
 # Measure as users run it: with byte-code caches (some sandboxes disable writing them).
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("SENTINEL_")}
 
 
-def timed(cmd: list[str], cwd: str, runs: int, stdin: bytes | None = None) -> list[float]:
-    times = []
-    subprocess.run(cmd, cwd=cwd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+def run_once(cmd: list[str], cwd: str) -> tuple[float, float, int]:
+    """(wall seconds, cpu seconds, peak RSS KiB of the largest process) of one run."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    _, _, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    proc.returncode = 0
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def interleaved(cmds: dict[str, list[str]], cwd: str, runs: int) -> dict[str, dict]:
+    """Each command once per round, in turn, after one warm-up round; per command the runs' figures."""
+    for cmd in cmds.values():
+        run_once(cmd, cwd)
+    samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cmds}
     for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run(cmd, cwd=cwd, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-        times.append(time.perf_counter() - t)
-    return times
+        for name, cmd in cmds.items():
+            samples[name].append(run_once(cmd, cwd))
+    out = {}
+    for name, rows in samples.items():
+        walls = [r[0] for r in rows]
+        out[name] = {"median": statistics.median(walls), "max": max(walls),
+                     "cpu": statistics.median(r[1] for r in rows), "rss_kib": max(r[2] for r in rows)}
+    return out
+
+
+def git(where: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=where, check=True, capture_output=True)
+
+
+def new_repo(where: Path) -> None:
+    where.mkdir(parents=True)
+    git(where, "init", "-q")
+    git(where, "config", "user.email", "b@example.com")
+    git(where, "config", "user.name", "bench")
+    git(where, "config", "commit.gpgsign", "false")
 
 
 def build_repo(fixture: dict, where: Path) -> list[str]:
     """Commit the `before` files, write the `after` files and stage them; return changed .py paths."""
-    where.mkdir(parents=True)
-    git = lambda *a: subprocess.run(["git", *a], cwd=where, check=True, capture_output=True)  # noqa: E731
-    git("init", "-q")
-    git("config", "user.email", "b@example.com")
-    git("config", "user.name", "bench")
+    new_repo(where)
     for f in fixture["files"]:
         src = f.get("old_path") or f["path"]
         if f.get("before") is not None:
             p = where / src
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(f["before"], encoding="utf-8")
-    git("add", "-A")
-    git("commit", "-q", "--allow-empty", "-m", "before")
+    git(where, "add", "-A")
+    git(where, "commit", "-q", "--allow-empty", "-m", "before")
     changed = []
     for f in fixture["files"]:
         old = f.get("old_path")
@@ -71,14 +104,40 @@ def build_repo(fixture: dict, where: Path) -> list[str]:
         p.write_text(f["after"], encoding="utf-8")
         if f["path"].endswith(".py"):
             changed.append(f["path"])
-    git("add", "-A")
+    git(where, "add", "-A")
     return changed
+
+
+def tree_from_diff(diff: Path, where: Path) -> tuple[list[str], int]:
+    """Write the files of an all-added diff into a new git repository (one empty commit, the tree
+    staged); returns the .py paths and the number of added lines."""
+    new_repo(where)
+    git(where, "commit", "-q", "--allow-empty", "-m", "empty")
+    files: list[str] = []
+    added = 0
+    out = None
+    with open(diff, encoding="utf-8", errors="surrogateescape") as fh:
+        for line in fh:
+            if line.startswith("+++ b/"):
+                if out:
+                    out.close()
+                rel = line[6:].rstrip("\n")
+                p = where / rel
+                p.parent.mkdir(parents=True, exist_ok=True)
+                out = open(p, "w", encoding="utf-8", errors="surrogateescape")
+                files.append(rel)
+            elif line.startswith("+") and out is not None:
+                out.write(line[1:])
+                added += 1
+    if out:
+        out.close()
+    git(where, "add", "-A")
+    return [f for f in files if f.endswith(".py")], added
 
 
 def hook_env(where: Path) -> str:
     """A virtualenv with sentinel installed the way pre-commit installs a hook (`pip install .`, not
-    editable: an editable install adds an import finder to every interpreter start), its
-    dependencies borrowed from this environment through a .pth line. Returns its python."""
+    editable), its dependencies borrowed from this environment through a .pth line. Returns its python."""
     import compileall
     import sysconfig
     import venv
@@ -94,83 +153,93 @@ def hook_env(where: Path) -> str:
     return python
 
 
-def tool(name: str) -> str | None:
-    cand = Path(sys.executable).parent / name
-    return str(cand) if cand.exists() else shutil.which(name)
+def ruff() -> str | None:
+    cand = Path(sys.executable).parent / "ruff"
+    return str(cand) if cand.exists() else shutil.which("ruff")
 
 
-def peers(files: list[str]) -> dict[str, list[str]]:
-    out = {}
-    if tool("ruff"):
-        out["ruff"] = [tool("ruff"), "check", "--no-cache", "--quiet", "--exit-zero", *files]
-    if tool("flake8"):
-        out["flake8"] = [tool("flake8"), "--exit-zero", *files]
-    if tool("bandit"):
-        out["bandit"] = [tool("bandit"), "-q", "--exit-zero", *files]
-    if tool("detect-secrets"):
-        out["detect-secrets"] = [tool("detect-secrets"), "scan", *files]
-    return out
-
-
-def fmt(t: float) -> str:
+def fmt(t: float | None) -> str:
+    if t is None:
+        return "—"
     return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.2f} s"
+
+
+def measure(label: str, cwd: str, sentinel: list[str], python: str, files: list[str], runs: int,
+            added: int, extra: dict[str, list[str]] | None = None) -> dict:
+    cmds = {"python -c pass": [python, "-c", "pass"], "sentinel": sentinel}
+    if ruff() and files:
+        cmds["ruff"] = [ruff(), "check", "--no-cache", "--quiet", "--exit-zero", *files]
+    cmds.update(extra or {})
+    res = interleaved(cmds, cwd, runs)
+    row = {"target": label, "added_lines": added, **{k: v for k, v in res.items()}}
+    s = res["sentinel"]
+    row["sentinel/pass"] = s["median"] / res["python -c pass"]["median"]
+    row["sentinel/ruff"] = s["median"] / res["ruff"]["median"] if "ruff" in res else None
+    row["kib_per_line"] = s["rss_kib"] / added if added else None
+    print(json.dumps({"target": label, "sentinel": fmt(s["median"]), "max": fmt(s["max"]),
+                      "cpu": fmt(s["cpu"]), "rss_mib": round(s["rss_kib"] / 1024, 1),
+                      "pass": fmt(res["python -c pass"]["median"]),
+                      "ruff": fmt(res["ruff"]["median"]) if "ruff" in res else None}), flush=True)
+    return row
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default=str(HERE.parent.parent / "shared"))
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--whole-tree-runs", type=int, default=3)
+    ap.add_argument("--only", choices=("commits", "whole-tree"), help="measure one part only")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     corpus = Path(args.shared) / "corpus"
     if not corpus.is_dir():
         print(f"benchmark skipped: {corpus} not found (the shared corpus is not part of a user's clone)")
         return 0
+    if not ruff():
+        print("note: ruff is not installed: the peer column stays empty (pip install ruff)")
     targets = json.loads((corpus / "timing_targets.json").read_text())
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-bench-"))
     try:
         python = hook_env(tmp / "hook-env")
         # What the `sentinel` console script does (pre-commit's `entry: sentinel check`), memory on.
-        sentinel = [python, "-c", "import re, sys; from sentinel.cli import run; sys.exit(run())", "check"]
-        for repo_name, t in targets.items():
-            fixtures = {}
-            with open(corpus / f"{repo_name}.fixtures.jsonl", encoding="utf-8") as fh:
-                for line in fh:
-                    rec = json.loads(line)
-                    if rec["sha"] in (t["p50"], t["p95"]):
-                        fixtures[rec["sha"]] = rec
-            for label in ("p50", "p95"):
-                fx = fixtures[t[label]]
-                where = tmp / f"{repo_name}-{label}"
-                files = build_repo(fx, where)
-                cwd = str(where)
-                row = {"target": f"{repo_name} {label} ({t[label + '_added']} added lines)"}
-                row["python -c pass"] = statistics.median(timed([python, "-c", "pass"], cwd, args.runs))
-                row["git diff --cached"] = statistics.median(timed(["git", "diff", "--cached"], cwd, args.runs))
-                row["sentinel"] = statistics.median(timed(sentinel, cwd, args.runs))
-                for name, cmd in peers(files).items():
-                    row[name] = statistics.median(timed(cmd, cwd, args.runs)) if files else None
-                rows.append(row)
-                print(json.dumps({k: (fmt(v) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
-        for name in ("flask", "sqlalchemy"):
-            diff = corpus / "whole-tree" / f"{name}.diff"
-            cwd = str(tmp)
-            row = {"target": f"{name} whole tree (--diff)"}
-            row["python -c pass"] = statistics.median(timed([python, "-c", "pass"], cwd, args.runs))
-            row["sentinel"] = statistics.median(timed([*sentinel, "--diff", str(diff)], cwd, args.whole_tree_runs))
-            rows.append(row)
-            print(json.dumps({k: (fmt(v) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
+        sentinel = [python, "-c", "import sys; from sentinel.cli import run; sys.exit(run())", "check"]
+        if args.only != "whole-tree":
+            for repo_name, t in targets.items():
+                fixtures = {}
+                with open(corpus / f"{repo_name}.fixtures.jsonl", encoding="utf-8") as fh:
+                    for line in fh:
+                        rec = json.loads(line)
+                        if rec["sha"] in (t["p50"], t["p95"]):
+                            fixtures[rec["sha"]] = rec
+                for label in ("p50", "p95"):
+                    where = tmp / f"{repo_name}-{label}"
+                    files = build_repo(fixtures[t[label]], where)
+                    rows.append(measure(f"{repo_name} {label} ({t[label + '_added']} added lines)", str(where),
+                                        sentinel, python, files, args.runs, t[label + "_added"],
+                                        {"git diff --cached": ["git", "diff", "--cached"]}))
+        if args.only != "commits":
+            for name in ("flask", "sqlalchemy"):
+                diff = corpus / "whole-tree" / f"{name}.diff"
+                where = tmp / f"{name}-tree"
+                files, added = tree_from_diff(diff, where)
+                rows.append(measure(f"{name} whole tree, staged in git ({added // 1000}K lines; recall runs)",
+                                    str(where), sentinel, python, files, args.whole_tree_runs, added))
+                rows.append(measure(f"{name} whole tree, --diff ({added // 1000}K lines; memory off)", str(tmp),
+                                    [*sentinel, "--diff", str(diff), "--no-memory"], python,
+                                    [str(where / f) for f in files], args.whole_tree_runs, added))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    cols = ["python -c pass", "git diff --cached", "sentinel", "ruff", "flake8", "bandit", "detect-secrets"]
-    print("\n| target | " + " | ".join(cols) + " | sentinel / flake8 |")
-    print("|---" * (len(cols) + 2) + "|")
+    cols = ["python -c pass", "git diff --cached", "sentinel", "ruff"]
+    print("\n| target | " + " | ".join(cols) + " | sentinel slowest | sentinel / pass | sentinel / ruff "
+          "| sentinel peak RSS | per added line |")
+    print("|---" * (len(cols) + 6) + "|")
     for r in rows:
-        cells = [fmt(r[c]) if isinstance(r.get(c), float) else "—" for c in cols]
-        ratio = f"{r['sentinel'] / r['flake8']:.2f}" if isinstance(r.get("flake8"), float) else "—"
-        print(f"| {r['target']} | " + " | ".join(cells) + f" | {ratio} |")
+        cells = [fmt(r[c]["median"]) if isinstance(r.get(c), dict) else "—" for c in cols]
+        ratio_ruff = f"{r['sentinel/ruff']:.1f}" if r.get("sentinel/ruff") else "—"
+        per_line = f"{r['kib_per_line']:.2f} KiB" if r.get("kib_per_line") else "—"
+        print(f"| {r['target']} | " + " | ".join(cells) + f" | {fmt(r['sentinel']['max'])} "
+              f"| {r['sentinel/pass']:.1f} | {ratio_ruff} | {r['sentinel']['rss_kib'] / 1024:.0f} MiB | {per_line} |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
