@@ -223,7 +223,9 @@ def _run_check(name, change, config, mode, opts, findings_so_far, by_path,
             cctx = ChangeContext(files=change.changeset.files, config=config, mode=mode, root=change.changeset.root,
                                  message=opts.message if opts.message is not None else change.changeset.message,
                                  task=opts.task, findings_so_far=list(findings_so_far), file_contexts=by_path,
-                                 options={**opts.extra, "checks_run": list(checks_run or [])})
+                                 options=dict(opts.extra),
+                                 findings_of=_findings_of(list(findings_so_far), list(checks_run or []), by_path,
+                                                          config, mode))
             res = check_change(cctx)
             # A change-level check may report that it could not run (e.g. no embedding model).
             if isinstance(res, CheckResult):
@@ -236,6 +238,33 @@ def _run_check(name, change, config, mode, opts, findings_so_far, by_path,
     except Exception as exc:  # a crashing check is a gate error, reported with its name
         return CheckResult(name, CheckStatus.ERROR, reason=f"{type(exc).__name__}: {exc}",
                            duration_ms=round((time.perf_counter() - t0) * 1000, 1))
+
+
+def _findings_of(findings_so_far: list[Finding], checks_run: list[str], by_path: dict[str, FileContext],
+                 config: Config, mode: FilterMode):
+    """What a change-level check may ask about the others (ChangeContext.findings_of), each answer computed once:
+    the check's findings as the verdict would keep them, running a per-file check this invocation skipped."""
+    cache: dict[str, list[Finding] | None] = {}
+
+    def findings_of(check: str) -> list[Finding] | None:
+        if check not in cache:
+            cache[check] = _other_check_findings(check, findings_so_far, checks_run, by_path, config, mode)
+        return cache[check]
+    return findings_of
+
+
+def _other_check_findings(check, findings_so_far, checks_run, by_path, config, mode) -> list[Finding] | None:
+    if check in checks_run:
+        raw = [f for f in findings_so_far if f.check == check]
+    else:
+        if check not in CHECK_MODULES or not config.section_enabled(check):
+            return None
+        check_file = getattr(load_check(check), "check_file", None)
+        if check_file is None:
+            return None
+        raw = [f for ctx in by_path.values() for f in check_file(ctx)]
+    kept, _ = _postprocess(raw, by_path, config, mode)
+    return kept
 
 
 def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], config: Config,

@@ -1,17 +1,25 @@
-"""Claims: what a message asserts, checked against the evidence the gate can see."""
+"""Claims: what a message asserts about its change, checked against the evidence the gate can see.
+
+Only evidence that contradicts a claim blocks; an unsupported claim is advice (info). What a message quotes of
+other commits (a squash merge's commit list, a reverted subject, hash-led commit lists) is not a claim.
+"""
 
 from __future__ import annotations
 
 import difflib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from sentinel import engine
 from sentinel.config import validate
 from sentinel.diffparse import parse_diff
-from sentinel.intent.claims import extract
+from sentinel.intent.claims import extract, message_topics
 from sentinel.intent.evidence import ci_test_runs, read_coverage, read_junit
-from sentinel.intent.message import clean_commit_message, mask_message
+from sentinel.intent.message import clean_commit_message, mask_history, mask_message
 from sentinel.models import CheckStatus, Severity
 from sentinel.sources import Change
 from tests.conftest import new_file_diff
@@ -55,6 +63,17 @@ def kinds(message: str) -> list[str]:
     return [c.kind.key for c in extract(message)[0]]
 
 
+def severities(verdict) -> list[tuple[str, Severity]]:
+    return [(f.rule, f.severity) for f in claim_findings(verdict)]
+
+
+def sentinel_cli(repo, *args: str):
+    """The installed console script (not `python -m`): what users and hooks run."""
+    script = Path(sys.executable).with_name("sentinel")
+    return subprocess.run([str(script), *args], cwd=repo.path, capture_output=True, text=True,
+                          env={**os.environ, "SENTINEL_TASK": ""})
+
+
 # --- extraction: what is a claim ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("message,kind", [
@@ -65,6 +84,8 @@ def kinds(message: str) -> list[str]:
     ("Fully tested", "tested"),
     ("100% coverage", "coverage"),
     ("This is production ready.", "production_ready"),
+    ("Bug-free now.", "production_ready"),
+    ("No known bugs.", "production_ready"),
     ("Handles all errors gracefully", "robust"),
     ("Fixes #123", "fixed"),
     ("The bug is fixed.", "fixed"),
@@ -116,6 +137,94 @@ def test_claim_is_recognised(message, kind):
 ])
 def test_not_a_claim(message):
     assert kinds(message) == []
+
+
+@pytest.mark.parametrize("message", [
+    # a condition the product handles, not the state of the change
+    "Add --max-warnings\n\nWhen the warning count exceeds the limit and all tests pass, the run\nexits with 6.",
+    "If the suite is green and the budget is spent, stop early.",
+    # a test, not the suite
+    "Count a test passing but failing in teardown once",
+    # an adjective about what the change uses
+    "Delegate argument decoding to well-tested stdlib helpers",
+    "Switch to a battle-tested parser library",
+])
+def test_descriptions_of_something_else_are_not_claims(message):
+    assert kinds(message) == []
+
+
+def test_unconditional_claims_next_to_conditions_still_count():
+    assert kinds("Add a retry.\n\nIf the server is down we retry. All tests pass.") == ["tests_pass"]
+    assert kinds("This module is well-tested.") == ["tested"]
+    assert kinds("- Fast path added\n- All tests pass") == ["tests_pass"]
+
+
+SQUASH = ("Warn when a fixture is wrapped (#812)\n\n"
+          "* Warn when a fixture is wrapped\n\n"
+          "* Make tests pass locally\n\n"
+          "* Speed up the wrapper walk\n\n"
+          "Walks the chain once; handles edge cases. Production ready.\n\n"
+          "* fix typo\n\n"
+          "---------\n\n"
+          "Co-authored-by: Someone <someone@example.com>\n")
+
+
+def test_squash_merge_commit_list_is_history_not_claims():
+    assert kinds(SQUASH) == []
+    masked = mask_history(SQUASH)
+    assert masked.split("\n")[0] == "Warn when a fixture is wrapped (#812)"
+    assert "Speed up" not in masked and "Production ready" not in masked and len(masked) == len(SQUASH)
+
+
+def test_squash_title_claim_is_read_once():
+    message = "Fix #12: speed up the parser (#40)\n\n* Fix #12: speed up the parser\n\n* Add benchmark\n"
+    claims = extract(message)[0]
+    assert [(c.kind.key, c.line) for c in claims] == [("fixed", 1), ("performance", 1)]
+
+
+def test_single_commit_squash_keeps_the_commit_body():
+    # One commit: the bullet repeats the title (not a second claim); its body describes the change.
+    message = "Parse ports (#7)\n\n* Parse ports\n\nAll tests pass.\n"
+    assert [(c.kind.key, c.line) for c in extract(message)[0]] == [("tests_pass", 5)]
+
+
+def test_bullet_lists_written_by_hand_are_read():
+    message = "Parse ports\n\nChanges:\n* a faster parser\n* all tests pass\n"
+    assert kinds(message) == ["performance", "tests_pass"]
+
+
+@pytest.mark.parametrize("message", [
+    'Revert "Speed up parsing, all tests pass"\n\nThis reverts commit 1a2b3c4d5e6f.\n',
+    'Revert "Revert "Optimize the parser (#12)"" (#13)\n\nThis reverts commit 0123abc.\n',
+    "Release 2.1\n\n1a2b3c4 Speed up the parser\n- 9f8e7d6 make all tests pass\n",
+    "Backport the parser fix\n\n(cherry picked from commit 1a2b3c4d5e6f7a8b)\n",
+    "Merge branch 'fast'\n\n* 'fast' of github.com:org/repo:\n  Speed up the parser\n  All tests pass\n",
+    "Squash the parser work\n\nSquashed commit of the following:\n\ncommit 1a2b3c4d\nAuthor: A <a@b>\n\n"
+    "    Speed up the parser\n",
+])
+def test_other_commits_quoted_in_the_message_are_not_claims(message):
+    assert kinds(message) == []
+
+
+def test_revert_keeps_the_reverters_own_words():
+    message = 'Revert "Speed up parsing"\n\nThis reverts commit 1a2b3c4d5e6f.\n\nAll tests pass.\n'
+    assert [(c.kind.key, c.line) for c in extract(message)[0]] == [("tests_pass", 5)]
+
+
+@pytest.mark.parametrize("message,rate", [
+    ("100% coverage", 1.0), ("Full test coverage.", 1.0), ("95% line coverage", 0.95),
+    ("Coverage is now 87.5%", 0.875), ("Raise coverage to 90%", 0.9),
+])
+def test_coverage_claims_carry_their_rate(message, rate):
+    [claim] = extract(message)[0]
+    assert claim.kind.key == "coverage" and claim.rate == pytest.approx(rate)
+
+
+def test_message_topics():
+    assert message_topics("docs: clarify the hook order\n\nFixes #3") == {"docs"}
+    assert message_topics("Fix a flaky test on Windows") == {"tests"}
+    assert message_topics("Fix the crash on empty input.\n\nFixes #3") == set()
+    assert message_topics("Fix crash\n\n`see the docs`") == set()  # code spans are not the author's words
 
 
 def test_checklist_items_are_not_free_text_claims():
@@ -195,12 +304,64 @@ def _junit(tmp_path, failures=0, skipped=0, tests=12) -> str:
     return str(p)
 
 
-def test_all_tests_pass_without_evidence_is_unsupported():
+def _coverage(tmp_path, rate: float) -> str:
+    p = tmp_path / f"coverage-{rate}.xml"
+    p.write_text(f'<coverage line-rate="{rate}"/>')
+    return str(p)
+
+
+# --- no evidence either way: advice, never a block or a warning -------------------------------------------
+
+def test_all_tests_pass_without_evidence_is_advice():
     v = gate("Add port parsing\n\nAll tests pass.")
     [f] = claim_findings(v)
-    assert (f.rule, f.severity, f.path, f.line) == ("SEN601", Severity.ERROR, "COMMIT_MSG", 3)
-    assert "unsupported" in f.message and "--junit" in f.message and not v.passed
+    assert (f.rule, f.severity, f.path, f.line) == ("SEN601", Severity.INFO, "COMMIT_MSG", 3)
+    assert "not backed by evidence" in f.message and "--junit" in f.message and v.passed
 
+
+def test_tests_pass_with_tests_in_change_but_no_report_is_advice():
+    v = gate("All tests pass.", {"app.py": SRC, "tests/test_app.py": TEST})
+    [f] = claim_findings(v)
+    assert (f.rule, f.severity) == ("SEN601", Severity.INFO) and "tests/test_app.py" in f.message
+    assert v.passed
+
+
+@pytest.mark.parametrize("message", ["Optimize the port parser", "Speed up the CI", "Make parsing faster"])
+def test_performance_without_numbers_is_advice(message):
+    v = gate(message)
+    assert severities(v) == [("SEN606", Severity.INFO)] and v.passed
+
+
+def test_fix_without_regression_test_is_advice_and_with_one_is_supported():
+    [f] = claim_findings(gate("Fixes #42"))
+    assert (f.rule, f.severity) == ("SEN603", Severity.INFO) and "regression test" in f.message
+    assert claim_findings(gate("Fixes #42", {"app.py": SRC, "tests/test_app.py": TEST})) == []
+
+
+@pytest.mark.parametrize("message", [
+    "Make the counter thread-safe.", "This is production ready.", "Well tested.", "Pure refactor.",
+    "Harden the loader.",
+])
+def test_other_unsupported_claims_are_advice(message):
+    v = gate(message)
+    assert [s for _, s in severities(v)] == [Severity.INFO] and v.passed
+
+
+# --- the same claim twice is judged once ------------------------------------------------------------------
+
+def test_a_claim_repeated_in_the_body_is_one_finding():
+    v = gate("Fixes #42: parse ports\n\nParse ports as integers.\n\nFixes #42")
+    [f] = claim_findings(v)
+    assert f.line == 1 and "also line 5" in f.message
+
+
+def test_a_stronger_claim_speaks_for_a_weaker_one_anywhere_in_the_message():
+    v = gate("[refactor] Extract parse_port\n\nPure refactor: no functional change.")
+    assert [f.rule for f in claim_findings(v)] == ["SEN605"]
+    assert "Pure refactor" in claim_findings(v)[0].message
+
+
+# --- evidence that contradicts a claim blocks --------------------------------------------------------------
 
 def test_all_tests_pass_with_passing_junit_is_supported(tmp_path):
     v = gate("All tests pass.", junit=[_junit(tmp_path)])
@@ -208,23 +369,24 @@ def test_all_tests_pass_with_passing_junit_is_supported(tmp_path):
     assert "supported" in claims_result(v).reason and "12 tests" in claims_result(v).reason
 
 
-def test_all_tests_pass_with_failing_junit_is_unsupported(tmp_path):
-    v = gate("All tests pass.", junit=[_junit(tmp_path, failures=2)])
+@pytest.mark.parametrize("message", ["All tests pass.", "The task is complete.", "Done.", "Fully tested.",
+                                     "Make the tests pass again", "Production ready.", "No functional change."])
+def test_failing_junit_contradicts_the_claim(tmp_path, message):
+    v = gate(message, junit=[_junit(tmp_path, failures=2)])
     [f] = claim_findings(v)
-    assert f.severity is Severity.ERROR and "2 failed" in f.message
+    assert f.severity is Severity.ERROR and "contradicted" in f.message and "2 failed" in f.message
+    assert not v.passed
 
 
-def test_all_tests_pass_with_skipped_tests_is_partial(tmp_path):
+def test_failing_ci_run_contradicts_tests_pass():
+    v = gate("All tests pass.", ci_checks=[{"name": "tests (3.12)", "conclusion": "failure"}])
+    assert severities(v) == [("SEN601", Severity.ERROR)]
+
+
+def test_all_tests_pass_with_skipped_tests_is_advice(tmp_path):
     v = gate("All tests pass.", junit=[_junit(tmp_path, skipped=3)])
     [f] = claim_findings(v)
-    assert f.severity is Severity.WARNING and "3 tests were skipped" in f.message
-
-
-def test_tests_pass_with_tests_in_change_but_no_report_is_partial():
-    v = gate("All tests pass.", {"app.py": SRC, "tests/test_app.py": TEST})
-    [f] = claim_findings(v)
-    assert (f.rule, f.severity) == ("SEN601", Severity.WARNING) and "tests/test_app.py" in f.message
-    assert v.passed  # a warning does not block at the default fail level
+    assert f.severity is Severity.INFO and "3 skipped" in f.message
 
 
 def test_ci_checks_support_tests_pass():
@@ -232,71 +394,133 @@ def test_ci_checks_support_tests_pass():
     assert claim_findings(v) == []
 
 
-def test_tests_added_needs_a_test_file():
-    assert [f.rule for f in claim_findings(gate("Added unit tests for parse_port."))] == ["SEN601"]
+def test_tests_added_without_any_test_is_contradicted():
+    v = gate("Added unit tests for parse_port.")
+    assert severities(v) == [("SEN601", Severity.ERROR)] and "no test in the change" in claim_findings(v)[0].message
     assert claim_findings(gate("Added unit tests for parse_port.", {"app.py": SRC, "tests/test_app.py": TEST})) == []
 
 
-def test_full_coverage_claim_against_coverage_report(tmp_path):
-    low = tmp_path / "low.xml"
-    low.write_text('<coverage line-rate="0.62"/>')
-    full = tmp_path / "full.xml"
-    full.write_text('<coverage line-rate="1.0"/>')
-    [f] = claim_findings(gate("100% coverage.", coverage=[str(low)]))
-    assert f.severity is Severity.ERROR and "62%" in f.message
-    assert claim_findings(gate("100% coverage.", coverage=[str(full)])) == []
+def test_tests_added_inside_a_source_file_count():
+    rust = "pub fn port(s: &str) -> u16 { s.parse().unwrap() }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n" \
+           "    fn parses() { assert_eq!(super::port(\"80\"), 80); }\n}\n"
+    assert claim_findings(gate("Add tests for port parsing", {"src/lib.rs": rust})) == []
 
 
-def test_done_with_placeholder_in_change_is_unsupported():
+@pytest.mark.parametrize("claimed,rate,contradicted", [
+    ("100% coverage.", 0.60, True), ("100% coverage.", 1.0, False), ("90% coverage", 0.92, False),
+    ("90% coverage", 0.85, True), ("Full test coverage", 0.997, False),
+])
+def test_coverage_claim_against_coverage_report(tmp_path, claimed, rate, contradicted):
+    v = gate(claimed, coverage=[_coverage(tmp_path, rate)])
+    if contradicted:
+        [f] = claim_findings(v)
+        assert f.severity is Severity.ERROR and f"{rate:.0%}" in f.message and not v.passed
+    else:
+        assert claim_findings(v) == []
+
+
+def test_coverage_claim_without_report_is_advice():
+    assert severities(gate("100% coverage.")) == [("SEN601", Severity.INFO)]
+
+
+DOC = "# Ports\n\nA port is a number from 1 to 65535.\n"
+
+
+@pytest.mark.parametrize("message", [
+    "Fixes #12",
+    "Fix the crash on an empty port.\n\nFixes #12",
+    "The bug is fixed.",
+])
+def test_fix_claim_on_a_change_without_code_is_contradicted(message):
+    v = gate(message, {"docs/ports.md": DOC, "CHANGELOG.md": "- ports\n"})
+    [f] = claim_findings(v)
+    assert (f.rule, f.severity) == ("SEN603", Severity.ERROR) and "touches only docs" in f.message
+    assert not v.passed
+
+
+def test_fix_claim_on_tests_only_is_contradicted_unless_it_fixes_tests():
+    assert severities(gate("Fix the crash on an empty port. Fixes #12", {"tests/test_app.py": TEST})) == \
+        [("SEN603", Severity.ERROR)]
+    assert claim_findings(gate("Fix a flaky port test. Fixes #12", {"tests/test_app.py": TEST})) == []
+
+
+@pytest.mark.parametrize("message,files", [
+    ("docs: clarify the port range\n\nFixes #12", {"docs/ports.md": DOC}),
+    ("Fix code block markup\n\nfixes #12", {"docs/ports.md": DOC}),
+    ("Fix ports.md. Fixes #12", {"docs/ports.md": DOC}),  # names the file it changes
+    ("Fix writing_ports. Fixes #12", {"docs/writing_ports.rst": DOC}),
+    ("Fix the port range (#14)\n\nFixes #12", {"docs/ports.md": DOC, "changelog/12.doc.rst": "Port range.\n"}),
+])
+def test_fix_claim_on_docs_the_message_presents_as_docs_is_supported(message, files):
+    assert claim_findings(gate(message, files)) == []
+
+
+def test_closes_on_a_docs_change_is_advice_not_a_block():
+    # "Closes #12" may close any issue (a docs request); only fix wording is held against a change without code.
+    assert severities(gate("Add the port range\n\nCloses #12", {"docs/ports.md": DOC})) == \
+        [("SEN603", Severity.INFO)]
+
+
+def test_fix_claim_on_config_or_code_is_never_contradicted_by_what_it_touches():
+    v = gate("Pin the parser below 2.0. Fixes #12", {"pyproject.toml": "[project]\nname = 'x'\n"})
+    assert [s for _, s in severities(v)] in ([], [Severity.INFO])
+
+
+def test_done_with_placeholder_in_change_is_doubtful_and_the_placeholder_blocks():
     v = gate("Port parsing is done.", {"app.py": "def parse_port(text):\n    raise NotImplementedError\n"})
-    assert "SEN604" in [f.rule for f in v.findings]
+    assert ("SEN604", Severity.WARNING) in severities(v)
+    assert not v.passed and any(f.check == "placeholder" for f in v.findings)
     assert claim_findings(gate("Port parsing is done.")) == []
 
 
 def test_done_claim_checked_even_when_placeholder_check_did_not_run():
-    # The commit-msg hook runs only drift and claims: claims runs the placeholder check itself.
+    # The commit-msg hook runs only drift and claims: the engine runs the placeholder check for claims.
     cs = parse_diff(_diff({"app.py": "def parse_port(text):\n    raise NotImplementedError\n"}), source="test")
     v = engine.run(Change(cs, content_rev=None), validate({}, "test"),
                    engine.RunOptions(message="All done.", only_checks=["claims"]))
-    assert [f.rule for f in v.findings] == ["SEN604"]
+    assert [(f.rule, f.severity) for f in v.findings] == [("SEN604", Severity.WARNING)]
 
 
-def test_done_claim_is_partial_when_placeholder_check_is_disabled():
+def test_done_claim_is_advice_when_placeholder_check_is_disabled():
     v = gate("Port parsing is done.", config={"placeholder": {"enabled": False}})
     [f] = claim_findings(v)
-    assert f.severity is Severity.WARNING and "disabled" in f.message
+    assert f.severity is Severity.INFO and "disabled" in f.message
+
+
+def test_production_ready_with_other_checks_blocking_is_a_warning():
+    v = gate("Add the loader, production ready.", {"app.py": "def load(text):\n    return eval(text)\n",
+                                                    "tests/test_app.py": TEST})
+    assert ("SEN602", Severity.WARNING) in severities(v) and not v.passed  # eval blocks on its own
 
 
 def test_secure_claim_against_jail_and_chaos_findings():
     v = gate("Harden the config loader.", {"app.py": "def load(text):\n    return eval(text)\n"})
-    assert "SEN607" in [f.rule for f in claim_findings(v)]
-    assert next(f for f in claim_findings(v) if f.rule == "SEN607").severity is Severity.ERROR
+    assert ("SEN607", Severity.WARNING) in severities(v)
 
 
 def test_robust_claim_against_chaos_findings():
     src = "def load(path):\n    try:\n        return open(path).read()\n    except:\n        pass\n"
-    assert "SEN602" in [f.rule for f in claim_findings(gate("Loader now handles all errors.", {"app.py": src}))]
+    assert ("SEN602", Severity.WARNING) in severities(gate("Loader now handles all errors.", {"app.py": src}))
 
 
-def test_fix_without_regression_test_is_a_warning_and_with_one_is_supported():
-    [f] = claim_findings(gate("Fixes #42"))
-    assert (f.rule, f.severity) == ("SEN603", Severity.WARNING) and "regression test" in f.message
-    assert claim_findings(gate("Fixes #42", {"app.py": SRC, "tests/test_app.py": TEST})) == []
-
-
-def test_performance_claim_needs_benchmark_or_numbers():
-    assert claim_findings(gate("Speed up port parsing."))[0].severity is Severity.ERROR
-    [f] = claim_findings(gate("Speed up port parsing: 2.1 ms -> 0.4 ms per call."))
-    assert f.severity is Severity.WARNING and "2.1 ms" in f.message
+def test_performance_claim_with_benchmark_or_numbers_is_supported():
+    assert claim_findings(gate("Speed up port parsing: 2.1 ms -> 0.4 ms per call.")) == []
     bench = "import timeit\n\n\ndef bench_parse():\n    return timeit.timeit(lambda: int('1'), number=10)\n"
     assert claim_findings(gate("Speed up port parsing.", {"app.py": SRC, "benchmarks/bench_parse.py": bench})) == []
 
 
-def test_behaviour_unchanged_with_rewritten_tests_is_unsupported():
-    before = TEST
+def test_behaviour_unchanged_with_rewritten_assertions_is_doubtful():
     after = TEST.replace("== 8080", "is None")
-    [f] = claim_findings(gate("No functional change.", {"tests/test_app.py": (before, after)}))
-    assert (f.rule, f.severity) == ("SEN605", Severity.ERROR) and "rewritten" in f.message
+    [f] = claim_findings(gate("No functional change.", {"tests/test_app.py": (TEST, after)}))
+    assert (f.rule, f.severity) == ("SEN605", Severity.WARNING) and "assertions rewritten" in f.message
+
+
+def test_refactor_that_only_reshapes_test_calls_keeps_its_assertions():
+    before = TEST
+    after = TEST.replace("from app import parse_port", "from app import parse_port, Budget").replace(
+        "parse_port('8080')", "parse_port(\n        '8080'\n    )")
+    v = gate("Pure refactor: behaviour unchanged.", {"tests/test_app.py": (before, after)})
+    assert [s for _, s in severities(v)] == [Severity.INFO]  # no report: advice, and no doubt
 
 
 def test_behaviour_unchanged_with_passing_report_and_untouched_tests_is_supported(tmp_path):
@@ -307,11 +531,11 @@ def test_behaviour_unchanged_with_passing_report_and_untouched_tests_is_supporte
 
 def test_thread_safe_needs_sync_and_concurrent_test():
     plain = "class Counter:\n    def incr(self):\n        self.n += 1\n"
-    assert claim_findings(gate("Make the counter thread-safe.", {"app.py": plain}))[0].severity is Severity.ERROR
+    assert severities(gate("Make the counter thread-safe.", {"app.py": plain})) == [("SEN608", Severity.INFO)]
     locked = ("import threading\n\n\nclass Counter:\n    def __init__(self):\n        self._lock = threading.Lock()\n"
               "        self.n = 0\n\n    def incr(self):\n        with self._lock:\n            self.n += 1\n")
     [f] = claim_findings(gate("Make the counter thread-safe.", {"app.py": locked}))
-    assert f.severity is Severity.WARNING and "concurrency test" in f.message
+    assert f.severity is Severity.INFO and "concurrency test" in f.message
     test = ("import threading\nfrom app import Counter\n\n\ndef test_incr_from_threads():\n    c = Counter()\n"
             "    ts = [threading.Thread(target=c.incr) for _ in range(4)]\n")
     both = {"app.py": locked, "tests/test_counter.py": test}
@@ -322,49 +546,71 @@ def test_backward_compatible_against_signature_and_removals():
     before = "def fetch(url):\n    return url\n\n\ndef helper():\n    return 1\n"
     required = "def fetch(url, timeout):\n    return url\n\n\ndef helper():\n    return 1\n"
     [f] = claim_findings(gate("Backward compatible.", {"api.py": (before, required)}))
-    assert f.rule == "SEN609" and "timeout" in f.message
+    assert (f.rule, f.severity) == ("SEN609", Severity.ERROR) and "timeout" in f.message
     removed = "def fetch(url):\n    return url\n"
     [f] = claim_findings(gate("No breaking changes.", {"api.py": (before, removed)}))
-    assert "removed function helper" in f.message
+    assert f.severity is Severity.WARNING and "removed function helper" in f.message
     optional = "def fetch(url, timeout=10):\n    return url\n\n\ndef helper():\n    return 1\n"
     assert claim_findings(gate("Backward compatible.", {"api.py": (before, optional)})) == []
-    private_gone = "def fetch(url):\n    return url\n\n\ndef _helper():\n    return 1\n"
-    assert "helper" in claim_findings(gate("Backward compatible.", {"api.py": (before, private_gone)}))[0].message
+    moved = {"api.py": (before, removed), "util.py": "def helper():\n    return 1\n"}
+    assert claim_findings(gate("Backward compatible.", moved)) == []
 
 
 def test_backward_compatible_against_deleted_module():
     [f] = claim_findings(gate("No breaking changes.", {"pkg/api.py": None}))
-    assert "deleted module pkg/api.py" in f.message
+    assert f.severity is Severity.WARNING and "deleted module pkg/api.py" in f.message
 
 
 def test_no_side_effects_against_io():
     src = "import os\n\n\ndef render(rows):\n    os.remove('cache')\n    return '\\n'.join(rows)\n"
     [f] = claim_findings(gate("Pure function, no side effects.", {"app.py": src}))
-    assert f.rule == "SEN610" and "os.remove()" in f.message
+    assert (f.rule, f.severity) == ("SEN610", Severity.WARNING) and "os.remove()" in f.message
     assert claim_findings(gate("No side effects.", {"app.py": "def render(rows):\n    return ', '.join(rows)\n"})) == []
 
 
-@pytest.mark.parametrize("item,files,contradicted", [
-    ("Tests added", {"app.py": SRC}, True),
-    ("Tests added", {"app.py": SRC, "tests/test_app.py": TEST}, False),
-    ("No placeholders or TODOs", {"app.py": "def f():\n    pass  # TODO: write it\n"}, True),
-    ("No placeholders or TODOs", {"app.py": SRC}, False),
-    ("Docs updated", {"app.py": SRC}, True),
-    ("Docs updated", {"app.py": SRC, "docs/ports.md": "# Ports\n"}, False),
-    ("Changelog entry added", {"app.py": SRC}, True),
-    ("Changelog entry added", {"app.py": SRC, "CHANGELOG.md": "- ports\n"}, False),
-    ("No hard-coded secrets", {"app.py": 'API_KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"\n'}, True),
+def test_no_side_effects_about_named_functions_judges_those():
+    src = ("import os\n\n\ndef render(rows):\n    return ', '.join(rows)\n\n\n"
+           "def save(rows):\n    os.remove('cache')\n")
+    assert claim_findings(gate("`render` is pure, so call it twice.", {"app.py": src})) == []
+    assert severities(gate("`save` is pure, so call it twice.", {"app.py": src})) == [("SEN610", Severity.WARNING)]
+    assert claim_findings(gate("`helper` is pure: hoist it.", {"app.py": src})) == []  # not in this change
+
+
+@pytest.mark.parametrize("item,files,severity", [
+    ("Tests added", {"app.py": SRC}, Severity.ERROR),
+    ("Tests added", {"app.py": SRC, "tests/test_app.py": TEST}, None),
+    ("No placeholders or TODOs", {"app.py": "def f():\n    pass  # TODO: write it\n"}, Severity.WARNING),
+    ("No placeholders or TODOs", {"app.py": SRC}, None),
+    ("Docs updated", {"app.py": SRC}, Severity.WARNING),
+    ("Docs updated", {"app.py": SRC, "docs/ports.md": "# Ports\n"}, None),
+    ("Changelog entry added", {"app.py": SRC}, Severity.WARNING),
+    ("Changelog entry added", {"app.py": SRC, "CHANGELOG.md": "- ports\n"}, None),
+    ("No hard-coded secrets", {"app.py": 'API_KEY = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"\n'}, Severity.WARNING),
 ])
-def test_checklist_items_cross_checked(item, files, contradicted):
+def test_checklist_items_cross_checked(item, files, severity):
     v = gate(f"Add port parsing\n\n- [x] {item}\n- [ ] Something else", files)
     found = [f for f in claim_findings(v) if f.rule == "SEN611"]
-    assert bool(found) is contradicted, found
-    if contradicted:
-        assert found[0].line == 3 and found[0].severity is Severity.ERROR
+    assert [f.severity for f in found] == ([severity] if severity else []), found
+    if severity:
+        assert found[0].line == 3
+
+
+def test_ticked_tests_pass_against_failing_report_blocks(tmp_path):
+    v = gate("Add port parsing\n\n- [x] All tests pass", junit=[_junit(tmp_path, failures=1)])
+    assert severities(v) == [("SEN611", Severity.ERROR)] and not v.passed
 
 
 def test_unticked_checklist_items_are_not_checked():
     assert claim_findings(gate("Add parser\n\n- [ ] Tests added\n- [ ] Docs updated")) == []
+
+
+def test_claims_check_does_not_import_the_engine():
+    code = ("import sys\nimport sentinel.checks.claims, sentinel.intent.claims, sentinel.intent.evidence\n"
+            "print('sentinel.engine' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    source = (Path(__file__).resolve().parent.parent / "sentinel" / "checks" / "claims.py").read_text()
+    assert "sentinel.engine" not in source and "from sentinel import engine" not in source
 
 
 def test_no_message_is_skipped_with_a_reason():
@@ -389,20 +635,36 @@ def test_supported_claims_are_listed_in_the_summary(tmp_path):
 def test_through_a_real_git_repo(repo, tmp_path):
     repo.write("app.py", SRC)
     repo.add("app.py")
-    out = repo.sentinel("check", "--message", "Add port parsing\n\nAll tests pass.", "--no-memory")
-    assert out.returncode == 1, out.stdout + out.stderr
-    assert "SEN601" in out.stdout and "COMMIT_MSG" in out.stdout
-    ok = repo.sentinel("check", "--message", "Add port parsing\n\nAll tests pass.", "--junit",
-                       _junit(tmp_path), "--no-memory")
-    assert ok.returncode == 0, ok.stdout + ok.stderr
+    advice = sentinel_cli(repo, "check", "--message", "Add port parsing\n\nAll tests pass.", "--no-memory")
+    assert advice.returncode == 0, advice.stdout + advice.stderr
+    assert "SEN601" in advice.stdout and "COMMIT_MSG" in advice.stdout
+    bad = sentinel_cli(repo, "check", "--message", "Add port parsing\n\nAll tests pass.", "--junit",
+                       _junit(tmp_path, failures=1), "--no-memory")
+    assert bad.returncode == 1 and "SEN601" in bad.stdout, bad.stdout + bad.stderr
+    ok = sentinel_cli(repo, "check", "--message", "Add port parsing\n\nAll tests pass.", "--junit",
+                      _junit(tmp_path), "--no-memory")
+    assert ok.returncode == 0 and "SEN601" not in ok.stdout, ok.stdout + ok.stderr
 
 
 def test_commit_message_of_a_range_is_read(repo):
     repo.write("app.py", SRC)
     repo.add("app.py")
     base = repo.commit("init")
+    repo.write("docs/ports.md", DOC)
+    repo.add("docs/ports.md")
+    repo.commit("Fix the crash on an empty value\n\nFixes #12")
+    out = sentinel_cli(repo, "check", "--range", f"{base}..HEAD", "--no-memory")
+    assert out.returncode == 1 and "SEN603" in out.stdout, out.stdout + out.stderr
+
+
+def test_squash_merge_of_a_range_is_not_read_as_claims(repo):
+    repo.write("app.py", SRC)
+    repo.add("app.py")
+    base = repo.commit("init")
     repo.write("app.py", SRC + "\n\ndef other():\n    return 2\n")
     repo.add("app.py")
-    repo.commit("Add other\n\nProduction ready.")
-    out = repo.sentinel("check", "--range", f"{base}..HEAD", "--no-memory")
-    assert out.returncode == 1 and "SEN602" in out.stdout, out.stdout + out.stderr
+    repo.commit(SQUASH)
+    out = sentinel_cli(repo, "check", "--range", f"{base}..HEAD", "--no-memory", "--format", "json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    import json
+    assert [f for f in json.loads(out.stdout)["findings"] if f["rule"].startswith("SEN6")] == []

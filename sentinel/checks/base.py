@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from sentinel.config import Config
@@ -289,6 +290,10 @@ class ChangeContext(Record):
     findings_so_far: list[Finding] = factory(list)
     file_contexts: dict[str, FileContext] = factory(dict)
     options: dict = factory(dict)  # --junit paths etc., passed through
+    # check name -> that check's findings on this change as the verdict would keep them (scope, roles, config,
+    # suppressions applied), or None when it is disabled or has no per-file analysis. The engine runs a check
+    # this invocation skipped (the commit-msg hook runs only the intent checks) on first request.
+    findings_of: Callable[[str], list[Finding] | None] | None = None
 
     def content_files(self) -> list[FileChange]:
         return [f for f in self.files if f.status not in (FileStatus.DELETED, FileStatus.BINARY)]

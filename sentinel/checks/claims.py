@@ -1,15 +1,27 @@
-"""Claims: what the commit message or PR body asserts about the change, checked against evidence.
+"""Claims: what the commit message or PR body asserts about this change, checked against evidence.
 
-Each claim (see sentinel/intent/claims.py for the table) is judged supported, partially supported
-or unsupported from evidence the gate can see: test reports (--junit), coverage (--coverage), what
-the change touches (tests, benchmarks, docs), a digest of its code, CI check runs, and the other
-checks' findings. Unsupported claims are findings at the rule's severity (error), partially supported
-ones the same code as warnings; supported claims are listed in the check's summary.
+Each claim (the table is in sentinel/intent/claims.py; what is not a claim, in sentinel/intent/message.py) is
+judged from the evidence the gate can see: test reports (--junit), coverage (--coverage), CI check runs, what
+the change touches (tests, docs, benchmarks), a digest of its code, and the other checks' findings. A claim of
+one kind is judged once per message (a title repeated in the body is one claim). The judgement decides the
+severity, not the rule — see OUTCOMES:
+
+- **contradicted** (error, blocks): the evidence shows the claim is false — a failing test report against
+  "all tests pass" or "done", coverage under the rate claimed, "fixes #N" on a change of docs or tests only
+  that the message does not present as a docs or test fix, "added tests" with no test in the change, a public
+  signature made stricter under "backward compatible";
+- **doubtful** (warning): evidence that usually means the claim is not quite true — existing assertions
+  rewritten under "no functional change", blocking findings of the other checks under "production ready",
+  "done", "handles all errors" or "hardened" (those findings block on their own), I/O under "no side effects";
+- **unverified** (info, advice): nothing offered backs it, nothing contradicts it ("Optimize X" with no
+  numbers, "Fixes #12" with no regression test);
+- **supported**: not a finding; listed in the check's summary.
+
+The check never imports the engine: other checks' findings come from ``cctx.findings_of``.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 
 from sentinel.intent import lazy_re
@@ -20,56 +32,83 @@ from sentinel.rules import Rule
 CHECK = "claims"
 MESSAGE_PATH = "COMMIT_MSG"
 
+
+class Outcome:
+    SUPPORTED = "supported"
+    UNVERIFIED = "unverified"
+    DOUBTFUL = "doubtful"
+    CONTRADICTED = "contradicted"
+
+
+# How sure the gate is that a claim is false decides how loud it is.
+OUTCOMES: dict[str, Severity] = {
+    Outcome.UNVERIFIED: Severity.INFO,
+    Outcome.DOUBTFUL: Severity.WARNING,
+    Outcome.CONTRADICTED: Severity.ERROR,
+}
+_WORDING = {Outcome.UNVERIFIED: "is not backed by evidence", Outcome.DOUBTFUL: "is doubtful",
+            Outcome.CONTRADICTED: "is contradicted"}
+
 _SRC = "def parse_port(text):\n    return int(text)\n"
 _TEST = ("from app import parse_port\n\n\ndef test_parse_port():\n    assert parse_port('8080') == 8080\n")
+_SEVERITY_NOTE = " Contradicted: error; doubtful: warning; no evidence either way: info."
 
 
 def _rule(code, name, summary, rationale, message, counter_message, hint, example=_SRC, counter=None,
           counter_path=None, example_path="app.py", before=None) -> Rule:
     counter = counter if counter is not None else example
-    return Rule(code, name, CHECK, Severity.ERROR, summary, rationale, example, counter,
+    return Rule(code, name, CHECK, Severity.ERROR, summary + _SEVERITY_NOTE, rationale, example, counter,
                 hint=hint, example_path=example_path, example_message=message,
                 counter_example_message=counter_message, counter_example_path=counter_path, example_before=before)
 
 
 RULES: tuple[Rule, ...] = (
     _rule("SEN601", "claim-tests",
-          "The message says tests pass / were added / the code is tested, and no evidence backs it.",
-          "A claim that tests pass is how unverified changes get merged: it must come with a test report or tests.",
-          "Add port parsing\n\nAll tests pass.", "Add port parsing\n\nAdded a unit test for parse_port.",
-          "attach the test report (--junit) or add the tests, or drop the claim",
+          "The message says tests pass, were added or cover the change, and the evidence says otherwise: a failing "
+          "test report, no test in the change, coverage under the rate claimed.",
+          "A claim that tests pass or exist is how unverified changes get merged; a report that fails or a change "
+          "without the tests it announces makes it false.",
+          "Add port parsing\n\nAdded unit tests for parse_port.",
+          "Add port parsing\n\nAdded unit tests for parse_port.",
+          "attach the test report (--junit), add the tests it announces, or drop the claim",
           counter=_TEST, counter_path="tests/test_app.py"),
     _rule("SEN602", "claim-production-ready",
-          "The message says the change is production ready or robust while tests are missing or other checks "
-          "found problems.",
+          "The message says the change is production ready or robust while tests fail, none back it, or other "
+          "checks found problems in it.",
           "'Production ready' is the strongest claim a change can make; it must at least be tested and clean.",
           "Add port parsing, production ready.", "Add port parsing with a unit test; production ready.",
           "add tests and fix the findings of the other checks, or drop the claim",
+          example="def parse_port(text):\n    raise NotImplementedError\n",
           counter=_TEST, counter_path="tests/test_app.py"),
     _rule("SEN603", "claim-fixed",
-          "The message says a bug is fixed and the change has no regression test (or the test report fails).",
-          "A fix without a test that reproduces the bug is a guess; the bug tends to come back.",
-          "Fixed #42.", "Fixed #42 with a regression test.",
-          "add a test that fails without the fix and passes with it",
-          counter=_TEST, counter_path="tests/test_app.py"),
+          "The message says a bug is fixed while tests fail, or the change touches no code (only docs or tests) "
+          "and the message does not say it fixes docs or tests; a fix without a regression test is advice.",
+          "A fix that changes no code fixes nothing; a fix without a test that reproduces the bug tends to come back.",
+          "Fix the crash on an empty value.\n\nFixes #42.", "Document the accepted port syntax.\n\nFixes #42.",
+          "add the code change and a test that fails without it, or say what the change really does",
+          example="# Ports\n\nA port is a number from 1 to 65535.\n", example_path="docs/ports.md"),
     _rule("SEN604", "claim-done",
-          "The message says the work is done or complete while the change still has placeholders (TODO, stubs).",
+          "The message says the work is done or complete while tests fail or the change still has placeholders "
+          "(TODO, stubs).",
           "A change declared complete with placeholders in it ships the missing part silently.",
           "Port parsing is done.", "Port parsing is done.",
           "finish the placeholders the placeholder check reported, or say what is left",
           example="def parse_port(text):\n    raise NotImplementedError\n",
           counter="def parse_port(text):\n    return int(text)\n"),
     _rule("SEN605", "claim-behaviour-unchanged",
-          "The message says behaviour is unchanged (or a pure refactor) while existing tests were rewritten or fail.",
-          "Rewriting the tests in a refactor is how behaviour changes slip in under a 'no functional change' label.",
+          "The message says behaviour is unchanged (or a pure refactor) while tests fail or existing assertions "
+          "were rewritten.",
+          "Rewriting what the tests expect in a refactor is how behaviour changes slip in under a 'no functional "
+          "change' label.",
           "Pure refactor, no functional change.",
           "Reject ports above 65535; the test now expects the new error.",
-          "keep the existing tests as they were (they prove behaviour is kept), or describe the behaviour change",
+          "keep the existing assertions as they were (they prove behaviour is kept), or describe the behaviour change",
           example_path="tests/test_app.py",
           before="from app import parse_port\n\n\ndef test_parse_port():\n    assert parse_port('8080') == 8080\n",
           example="from app import parse_port\n\n\ndef test_parse_port():\n    assert parse_port('8080') is None\n"),
     _rule("SEN606", "claim-performance",
-          "The message says the change is faster or optimized without a benchmark or measurement.",
+          "The message says the change is faster or optimized with no benchmark or measurement (advice only: "
+          "nothing the gate sees can contradict it).",
           "Performance claims without a measurement are often wrong and hide the cost of the change.",
           "Speed up port parsing.", "Speed up port parsing: 2.1 ms -> 0.4 ms per call (bench_parse.py).",
           "add or update a benchmark, or put the measured numbers in the message",
@@ -101,8 +140,8 @@ RULES: tuple[Rule, ...] = (
                    "    assert c.n == 8\n"),
           counter_path="tests/test_counter.py"),
     _rule("SEN609", "claim-backward-compatible",
-          "The message says the change is backward compatible while it removes public API or adds a required "
-          "parameter.",
+          "The message says the change is backward compatible while it adds a required parameter to a public "
+          "function or removes one (error), or removes public names (warning).",
           "Callers break on removed names and new required arguments, whatever the message says.",
           "Backward compatible: add a timeout to fetch.", "Backward compatible: add a timeout to fetch.",
           "give new parameters a default and keep removed names as deprecated aliases",
@@ -128,21 +167,13 @@ RULES: tuple[Rule, ...] = (
 _RULE = {r.code: r for r in RULES}
 
 
-class Status:
-    SUPPORTED = "supported"
-    PARTIAL = "partially supported"
-    UNSUPPORTED = "unsupported"
-
-
 class Judgement(Record):
-    status: str
+    outcome: str
     found: list[str] = factory(list)
     missing: list[str] = factory(list)
 
 
 # --- evidence -------------------------------------------------------------------------------------
-
-_FINDING_CHECKS = ("jail", "style", "chaos", "placeholder")
 
 
 class Evidence:
@@ -166,6 +197,11 @@ class Evidence:
     def digest(self):
         from sentinel.intent.digest import build_digest
         return self._get("digest", lambda: build_digest(self.cctx.files, self.cctx.file_contexts))
+
+    @property
+    def topics(self) -> set[str]:
+        from sentinel.intent.claims import message_topics
+        return self._get("topics", lambda: message_topics(self.cctx.message))
 
     @property
     def junit(self):
@@ -211,35 +247,21 @@ class Evidence:
         return sum(r.skipped for r in self.junit if not r.problem)
 
     def findings(self, check: str) -> list[Finding] | None:
-        """The check's findings on this change (after suppressions), or None when it did not and cannot run."""
-        return self._get(("findings", check), lambda: self._findings(check))
+        """The check's findings on this change as the verdict keeps them, or None when it is disabled."""
+        findings_of = self.cctx.findings_of
+        return findings_of(check) if findings_of is not None else None
 
-    def _findings(self, check: str) -> list[Finding] | None:
-        from sentinel import engine
-        from sentinel.checks import CHECK_MODULES, load_check
-        cctx = self.cctx
-        ran = cctx.options.get("checks_run")
-        if ran is None or check in ran:
-            if ran is None and not cctx.config.section_enabled(check):
-                return None
-            raw = [f for f in cctx.findings_so_far if f.check == check]
-        else:
-            # Not run in this invocation (e.g. the commit-msg hook runs only the intent checks): run it
-            # here, on the same file contexts, when the project has it enabled.
-            if check not in CHECK_MODULES or not cctx.config.section_enabled(check):
-                return None
-            try:
-                module = load_check(check)
-            except ModuleNotFoundError:
-                return None
-            check_file = getattr(module, "check_file", None)
-            if check_file is None:
-                return None
-            raw = []
-            for ctx in cctx.file_contexts.values():
-                raw.extend(check_file(ctx))
-        kept, _ = engine._postprocess(list(raw), cctx.file_contexts, cctx.config, cctx.mode)
-        return kept
+    def blocking(self, checks: tuple[str, ...]) -> tuple[list[Finding], list[str]]:
+        """(the findings of these checks that block on their own, the checks that could not run)."""
+        level = self.cctx.config.fail_level
+        bad, absent = [], []
+        for check in checks:
+            found = self.findings(check)
+            if found is None:
+                absent.append(check)
+            else:
+                bad.extend(f for f in found if f.severity.rank >= level.rank)
+        return bad, absent
 
 
 def _where(f: Finding) -> str:
@@ -251,196 +273,199 @@ def _names(paths: list[str], limit: int = 3) -> str:
     return ", ".join(paths[:limit]) + more
 
 
-def _blocking(findings: list[Finding] | None) -> list[Finding]:
-    return [f for f in findings or [] if f.severity.rank >= Severity.WARNING.rank]
+def _tests_found(facts) -> list[str]:
+    return [f"tests changed: {_names(facts.test_files or facts.test_code)}"] if facts.has_tests else []
 
 
 # --- judgements per claim kind --------------------------------------------------------------------
+# Each returns the outcome and what was found / what would back the claim. Only evidence that shows the claim
+# false makes it CONTRADICTED; weaker evidence against it, DOUBTFUL; no evidence either way, UNVERIFIED.
 
 def _judge_tests_pass(claim, ev: Evidence) -> Judgement:
     state, found = ev.test_run()
-    facts = ev.facts
     if state == "fail":
-        return Judgement(Status.UNSUPPORTED, found)
+        return Judgement(Outcome.CONTRADICTED, found)
     if state == "pass":
         skipped = ev.skipped_tests()
         if skipped and re.search(r"\ball\b", claim.text, re.I):
-            return Judgement(Status.PARTIAL, found, [f"{skipped} tests were skipped"])
-        return Judgement(Status.SUPPORTED, found)
+            return Judgement(Outcome.UNVERIFIED, found, [f"the {skipped} skipped tests run"])
+        return Judgement(Outcome.SUPPORTED, found)
     problems = [r.describe() for r in ev.junit if r.problem]
-    if facts.test_files:
-        return Judgement(Status.PARTIAL, [f"tests changed: {_names(facts.test_files)}"] + problems,
-                         ["a test report (--junit) or CI run showing they pass"])
-    return Judgement(Status.UNSUPPORTED, problems, ["a test report (--junit)", "tests in the change"])
+    return Judgement(Outcome.UNVERIFIED, _tests_found(ev.facts) + problems,
+                     ["a test report (--junit) or CI run showing they pass"])
 
 
 def _judge_tests_added(claim, ev: Evidence) -> Judgement:
     facts = ev.facts
-    if facts.test_files:
-        return Judgement(Status.SUPPORTED, [f"tests changed: {_names(facts.test_files)}"])
-    found = [f"tests deleted: {_names(facts.tests_deleted)}"] if facts.tests_deleted else []
-    return Judgement(Status.UNSUPPORTED, found, ["a test file added or changed in this change"])
+    if facts.has_tests:
+        return Judgement(Outcome.SUPPORTED, _tests_found(facts))
+    if not ev.cctx.files:
+        return Judgement(Outcome.UNVERIFIED, [], ["a change to look at"])
+    found = [f"tests deleted: {_names(facts.tests_deleted)}"] if facts.tests_deleted else \
+        [f"no test in the change ({_names([f.path for f in ev.cctx.files])})"]
+    return Judgement(Outcome.CONTRADICTED, found, ["a test added or changed in this change"])
 
 
 def _judge_tested(claim, ev: Evidence) -> Judgement:
-    facts = ev.facts
     state, found = ev.test_run()
     if state == "fail":
-        return Judgement(Status.UNSUPPORTED, found)
+        return Judgement(Outcome.CONTRADICTED, found)
     cov = [c for c in ev.coverage if c.problem is None]
-    found = list(found) + [c.describe() for c in cov]
-    ran = state == "pass" or bool(cov)
-    if facts.test_files:
-        found.insert(0, f"tests changed: {_names(facts.test_files)}")
-        if ran:
-            return Judgement(Status.SUPPORTED, found)
-        return Judgement(Status.PARTIAL, found, ["a test report (--junit) or coverage (--coverage)"])
-    if ran:
-        return Judgement(Status.PARTIAL, found, ["tests for this change"])
-    return Judgement(Status.UNSUPPORTED, found, ["tests in the change", "a test report (--junit)"])
+    found = _tests_found(ev.facts) + list(found) + [c.describe() for c in cov]
+    if ev.facts.has_tests and (state == "pass" or cov):
+        return Judgement(Outcome.SUPPORTED, found)
+    return Judgement(Outcome.UNVERIFIED, found, ["tests in the change and a test report (--junit) or coverage"])
 
 
 def _judge_coverage(claim, ev: Evidence) -> Judgement:
+    claimed = claim.rate if claim.rate is not None else 1.0
     cov = [c for c in ev.coverage if c.problem is None]
     if cov:
         rate = min(c.line_rate for c in cov)
         found = [c.describe() for c in cov]
-        if rate >= 0.995:
-            return Judgement(Status.SUPPORTED, found)
-        return Judgement(Status.UNSUPPORTED, found, ["line coverage of 100%"])
-    if ev.facts.test_files:
-        return Judgement(Status.PARTIAL, [f"tests changed: {_names(ev.facts.test_files)}"],
-                         ["a coverage report (--coverage)"])
-    return Judgement(Status.UNSUPPORTED, [], ["a coverage report (--coverage)"])
-
-
-def _check_findings(ev: Evidence, checks: tuple[str, ...]) -> tuple[list[Finding], list[str]]:
-    """(blocking findings of these checks, checks that could not run)."""
-    bad, absent = [], []
-    for check in checks:
-        found = ev.findings(check)
-        if found is None:
-            absent.append(check)
-        else:
-            bad.extend(_blocking(found))
-    return bad, absent
+        if rate + 0.005 >= claimed:
+            return Judgement(Outcome.SUPPORTED, found)
+        return Judgement(Outcome.CONTRADICTED, found, [f"line coverage of {claimed:.0%}"])
+    return Judgement(Outcome.UNVERIFIED, _tests_found(ev.facts), ["a coverage report (--coverage)"])
 
 
 def _judge_production_ready(claim, ev: Evidence) -> Judgement:
-    bad, absent = _check_findings(ev, ("placeholder", "chaos", "jail"))
     state, run_found = ev.test_run()
-    facts = ev.facts
-    if bad or state == "fail":
-        return Judgement(Status.UNSUPPORTED, [_names([_where(f) for f in bad])] if bad else run_found,
-                         ["a change without placeholder/chaos/jail findings"] if bad else ["passing tests"])
-    tested = bool(facts.test_files) or state == "pass"
-    found = run_found + ([f"tests changed: {_names(facts.test_files)}"] if facts.test_files else [])
-    found.append("no placeholder/chaos/jail findings" if not absent else "")
-    found = [x for x in found if x]
-    if not tested:
-        return Judgement(Status.UNSUPPORTED, found, ["tests in the change or a test report (--junit)"])
+    if state == "fail":
+        return Judgement(Outcome.CONTRADICTED, run_found, ["passing tests"])
+    bad, absent = ev.blocking(("placeholder", "chaos", "jail"))
+    if bad:
+        return Judgement(Outcome.DOUBTFUL, [_names([_where(f) for f in bad])],
+                         ["a change without blocking placeholder/chaos/jail findings"])
+    found = run_found + _tests_found(ev.facts)
+    if not (ev.facts.has_tests or state == "pass"):
+        return Judgement(Outcome.UNVERIFIED, found, ["tests in the change or a test report (--junit)"])
     if absent:
-        return Judgement(Status.PARTIAL, found, [f"the {', '.join(absent)} check(s) (disabled)"])
-    return Judgement(Status.SUPPORTED, found)
+        return Judgement(Outcome.UNVERIFIED, found, [f"the {', '.join(absent)} check(s) (disabled)"])
+    return Judgement(Outcome.SUPPORTED, found + ["no placeholder/chaos/jail findings"])
 
 
 def _judge_robust(claim, ev: Evidence) -> Judgement:
-    bad, absent = _check_findings(ev, ("chaos",))
+    bad, absent = ev.blocking(("chaos",))
     if bad:
-        return Judgement(Status.UNSUPPORTED, [_names([_where(f) for f in bad])],
-                         ["error handling without chaos findings"])
+        return Judgement(Outcome.DOUBTFUL, [_names([_where(f) for f in bad])],
+                         ["error handling without blocking chaos findings"])
     if absent:
-        return Judgement(Status.PARTIAL, [], ["the chaos check (disabled)"])
-    return Judgement(Status.SUPPORTED, ["no chaos findings"])
+        return Judgement(Outcome.UNVERIFIED, [], ["the chaos check (disabled)"])
+    return Judgement(Outcome.SUPPORTED, ["no chaos findings"])
+
+
+# "Fixes #12", "fixed the crash": a fix of behaviour. "Closes #12" / "resolves #12" may close any issue (a docs
+# request, a question), so only the fix wording is held against a change that touches no code.
+_FIX_WORDING = lazy_re(r"\bfix", re.I)
 
 
 def _judge_fixed(claim, ev: Evidence) -> Judgement:
     facts = ev.facts
     state, found = ev.test_run()
     if state == "fail":
-        return Judgement(Status.UNSUPPORTED, found, ["passing tests"])
+        return Judgement(Outcome.CONTRADICTED, found, ["passing tests"])
     if not ev.cctx.files:
-        return Judgement(Status.UNSUPPORTED, [], ["a change"])
-    if facts.test_files:
-        return Judgement(Status.SUPPORTED, [f"regression test: {_names(facts.test_files)}"] + found)
+        return Judgement(Outcome.UNVERIFIED, [], ["a change to look at"])
+    if not facts.code_files:
+        tests = facts.test_files + facts.tests_deleted
+        touched = " and ".join(k for k, files in (("docs", facts.doc_files), ("tests", tests)) if files)
+        said = _says_what_it_touches(ev)
+        if said:
+            return Judgement(Outcome.SUPPORTED, [f"a fix of the {touched} ({said})"])
+        only = [f"the change touches only {touched}: {_names(facts.doc_files + tests)}"]
+        wanted = [f"a code change, or a message that says what the change fixes in the {touched}"]
+        if _FIX_WORDING.search(claim.text):
+            return Judgement(Outcome.CONTRADICTED, only, wanted)
+        return Judgement(Outcome.UNVERIFIED, only, wanted)
+    if facts.has_tests:
+        return Judgement(Outcome.SUPPORTED, [f"regression test: {_names(facts.test_files or facts.test_code)}"]
+                         + found)
     touched = facts.code_files or facts.doc_files
-    return Judgement(Status.PARTIAL, [f"changed: {_names(touched)}"] + found if touched else found,
+    return Judgement(Outcome.UNVERIFIED, ([f"changed: {_names(touched)}"] if touched else []) + found,
                      ["a regression test in the change"])
 
 
+def _says_what_it_touches(ev: Evidence) -> str:
+    """Why the message presents a change without code as what it is (empty when it does not)."""
+    facts = ev.facts
+    if facts.doc_files and "docs" in ev.topics:
+        return "the message speaks of docs"
+    if facts.has_tests and "tests" in ev.topics:
+        return "the message speaks of tests"
+    if facts.doc_fragments:
+        return f"changelog entry typed as documentation: {_names(facts.doc_fragments, 1)}"
+    message = ev.cctx.message or ""
+    for path in facts.doc_files + facts.test_files:
+        name = path.rsplit("/", 1)[-1]
+        stem = name.rsplit(".", 1)[0]
+        # the file's name, or a stem no prose word looks like (writing_hook_functions, how-to, conftest2)
+        named = re.search(rf"(?<![\w/.-]){re.escape(name)}\b", message, re.I) or (
+            len(stem) >= 4 and re.search(r"[_\d-]", stem) and re.search(rf"\b{re.escape(stem)}\b", message, re.I))
+        if named:
+            return f"the message names {path}"
+    return ""
+
+
 def _judge_done(claim, ev: Evidence) -> Judgement:
-    found = ev.findings("placeholder")
-    if found is None:
-        return Judgement(Status.PARTIAL, [], ["the placeholder check (disabled)"])
-    bad = _blocking(found)
+    state, found = ev.test_run()
+    if state == "fail":
+        return Judgement(Outcome.CONTRADICTED, found, ["passing tests"])
+    bad, absent = ev.blocking(("placeholder",))
     if bad:
-        return Judgement(Status.UNSUPPORTED, [f"placeholders: {_names([_where(f) for f in bad])}"],
+        return Judgement(Outcome.DOUBTFUL, [f"placeholders: {_names([_where(f) for f in bad])}"],
                          ["a change without placeholders"])
-    return Judgement(Status.SUPPORTED, ["no placeholder findings"])
+    if absent:
+        return Judgement(Outcome.UNVERIFIED, found, ["the placeholder check (disabled)"])
+    return Judgement(Outcome.SUPPORTED, ["no placeholder findings"] + found)
 
 
 def _judge_refactored(claim, ev: Evidence) -> Judgement:
-    facts = ev.facts
     state, found = ev.test_run()
     if state == "fail":
-        return Judgement(Status.UNSUPPORTED, found, ["passing tests"])
-    rewritten = facts.tests_modified + facts.tests_deleted
+        return Judgement(Outcome.CONTRADICTED, found, ["passing tests"])
+    rewritten = ev.facts.assertions_rewritten + ev.facts.tests_deleted
     if rewritten:
-        return Judgement(Status.PARTIAL, [f"existing tests rewritten: {_names(rewritten)}"] + found,
-                         ["existing tests left as they were"])
-    return Judgement(Status.SUPPORTED, ["existing tests not rewritten"] + found)
+        return Judgement(Outcome.UNVERIFIED, [f"existing assertions rewritten: {_names(rewritten)}"] + found,
+                         ["existing assertions left as they were"])
+    return Judgement(Outcome.SUPPORTED, ["existing assertions kept"] + found)
 
 
 def _judge_behaviour_unchanged(claim, ev: Evidence) -> Judgement:
-    facts = ev.facts
     state, found = ev.test_run()
     if state == "fail":
-        return Judgement(Status.UNSUPPORTED, found, ["passing tests"])
-    rewritten = facts.tests_modified + facts.tests_deleted
+        return Judgement(Outcome.CONTRADICTED, found, ["passing tests"])
+    rewritten = ev.facts.assertions_rewritten + ev.facts.tests_deleted
     if rewritten:
-        found = [f"existing tests rewritten: {_names(rewritten)}"] + found
-        if state == "pass":
-            return Judgement(Status.PARTIAL, found, ["existing tests left as they were"])
-        return Judgement(Status.UNSUPPORTED, found, ["existing tests left as they were", "a test report (--junit)"])
+        return Judgement(Outcome.DOUBTFUL, [f"existing assertions rewritten: {_names(rewritten)}"] + found,
+                         ["existing assertions left as they were"])
     if state == "pass":
-        return Judgement(Status.SUPPORTED, ["existing tests not rewritten"] + found)
-    return Judgement(Status.PARTIAL, ["existing tests not rewritten"], ["a test report (--junit) showing they pass"])
-
-
-_MEASURE = lazy_re(r"\b\d+(?:\.\d+)?\s*(?:x|\u00d7|%|ms|\u00b5s|us|ns|s|secs?|seconds|minutes|min|[KMG]i?B|ops/s|req/s|"
-                      r"rps|qps|allocations)(?![\w])", re.I)
+        return Judgement(Outcome.SUPPORTED, ["existing assertions kept"] + found)
+    return Judgement(Outcome.UNVERIFIED, ["existing assertions kept"], ["a test report (--junit) showing they pass"])
 
 
 def _judge_performance(claim, ev: Evidence) -> Judgement:
-    facts = ev.facts
-    numbers = _MEASURE.findall(ev.cctx.message or "")
+    from sentinel.intent.evidence import MEASUREMENT
+    from sentinel.intent.message import mask_message
+    numbers = MEASUREMENT.findall(mask_message(ev.cctx.message or ""))
     found = [f"measurements in the message: {', '.join(numbers[:3])}"] if numbers else []
-    if facts.bench_files:
-        return Judgement(Status.SUPPORTED, [f"benchmark: {_names(facts.bench_files)}"] + found)
+    if ev.facts.bench_files:
+        return Judgement(Outcome.SUPPORTED, [f"benchmark: {_names(ev.facts.bench_files)}"] + found)
     if numbers:
-        return Judgement(Status.PARTIAL, found, ["a benchmark in the change (benchmarks/, bench_*, asv)"])
-    return Judgement(Status.UNSUPPORTED, [], ["a benchmark in the change or measured numbers in the message"])
+        return Judgement(Outcome.SUPPORTED, found)
+    return Judgement(Outcome.UNVERIFIED, [], ["a benchmark in the change or measured numbers in the message"])
 
 
 def _judge_secure(claim, ev: Evidence) -> Judgement:
-    bad, absent = _check_findings(ev, ("jail", "chaos"))
+    bad, absent = ev.blocking(("jail", "chaos"))
     if bad:
-        return Judgement(Status.UNSUPPORTED, [_names([_where(f) for f in bad])],
-                         ["a change without jail/chaos findings"])
-    found = ["no jail/chaos findings"] if not absent else []
+        return Judgement(Outcome.DOUBTFUL, [_names([_where(f) for f in bad])],
+                         ["a change without blocking jail/chaos findings"])
     if absent:
-        return Judgement(Status.PARTIAL, found, [f"the {', '.join(absent)} check(s) (disabled)"])
-    if ev.facts.test_files:
-        return Judgement(Status.SUPPORTED, found + [f"tests changed: {_names(ev.facts.test_files)}"])
-    return Judgement(Status.PARTIAL, found, ["a test for the security fix"])
-
-
-_SYNC = lazy_re(r"\b(?:R?Lock|Semaphore|BoundedSemaphore|Condition|Barrier)\s*\(|\bwith\s+[\w.]*lock\w*\b"
-                   r"|\.acquire\s*\(|\b(?:Mutex|RwLock|RWMutex|AtomicU?\w+|atomic\.\w+|sync\.(?:Once|Mutex|RWMutex)|"
-                   r"synchronized|lock_guard|unique_lock|std::mutex|ConcurrentHashMap|threading\.local|ContextVar|"
-                   r"queue\.Queue|asyncio\.Queue)\b", re.I)
-_CONCURRENT_TEST = lazy_re(r"\bThread\s*\(|ThreadPoolExecutor|ProcessPoolExecutor|multiprocessing|asyncio\.gather|"
-                              r"\bBarrier\s*\(|\bconcurren|\brace\b|\bgo\s+func\b|t\.Parallel\(\)|Promise\.all", re.I)
+        return Judgement(Outcome.UNVERIFIED, [], [f"the {', '.join(absent)} check(s) (disabled)"])
+    if ev.facts.has_tests:
+        return Judgement(Outcome.SUPPORTED, ["no jail/chaos findings"] + _tests_found(ev.facts))
+    return Judgement(Outcome.UNVERIFIED, ["no jail/chaos findings"], ["a test for the security fix"])
 
 
 def _added_code(ev: Evidence, fc) -> list[str]:
@@ -451,146 +476,63 @@ def _added_code(ev: Evidence, fc) -> list[str]:
 
 
 def _judge_thread_safe(claim, ev: Evidence) -> Judgement:
-    from sentinel.intent.digest import is_test_path
+    from sentinel.intent.evidence import CONCURRENT_TEST, SYNC, TEST, file_kind
     sync, tests = [], []
     for fc in ev.cctx.content_files():
-        if is_test_path(fc.path) and any(_CONCURRENT_TEST.search(t) for t in fc.added.values()):
+        if file_kind(fc) == TEST and any(CONCURRENT_TEST.search(t) for t in fc.added.values()):
             tests.append(fc.path)
-        if any(_SYNC.search(t) for t in _added_code(ev, fc)):
+        if any(SYNC.search(t) for t in _added_code(ev, fc)):
             sync.append(fc.path)
     found = ([f"synchronization in {_names(sync)}"] if sync else []) + \
             ([f"concurrency test: {_names(tests)}"] if tests else [])
     if sync and tests:
-        return Judgement(Status.SUPPORTED, found)
+        return Judgement(Outcome.SUPPORTED, found)
     missing = ([] if sync else ["synchronization (lock, queue, atomic) in the added code"]) + \
               ([] if tests else ["a concurrency test"])
-    return Judgement(Status.PARTIAL if found else Status.UNSUPPORTED, found, missing)
-
-
-def _params(signature: str) -> tuple[list[str], set[str], bool] | None:
-    """(positional names, names with a default, has *args/**kwargs) of one Python def line."""
-    text = signature.strip()
-    text = re.sub(r"^\s*async\s+", "", text)
-    if not text.endswith(":"):
-        text = re.sub(r":\s*(?:#.*)?$", ":", text)
-    try:
-        node = ast.parse(text + " pass").body[0]
-    except (SyntaxError, IndexError, ValueError):
-        return None
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    return _node_params(node)
-
-
-def _node_params(node) -> tuple[list[str], set[str], bool]:
-    a = node.args
-    positional = [p.arg for p in a.posonlyargs + a.args]
-    defaults = set(positional[len(positional) - len(a.defaults):]) if a.defaults else set()
-    for p, d in zip(a.kwonlyargs, a.kw_defaults):
-        positional.append(p.arg)
-        if d is not None:
-            defaults.add(p.arg)
-    return positional, defaults, bool(a.vararg or a.kwarg)
+    return Judgement(Outcome.UNVERIFIED, found, missing)
 
 
 def _judge_backward_compatible(claim, ev: Evidence) -> Judgement:
-    from sentinel.intent.digest import is_test_path
-    digest = ev.digest
-    breaks = []
-    for s in digest.symbols:
-        if is_test_path(s.path) or not s.public:
-            continue
-        if s.action == "removed":
-            breaks.append(f"removed {s.kind} {s.name} ({s.path})")
-        elif s.kind == "function" and s.old_signature and isinstance(s.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            old = _params(s.old_signature)
-            if old is None:
-                continue
-            new_pos, new_defaults, new_var = _node_params(s.node)
-            old_pos, _old_defaults, _ = old
-            gone = [p for p in old_pos if p not in new_pos and p not in ("self", "cls")]
-            required = [p for p in new_pos if p not in old_pos and p not in new_defaults]
-            if gone and not new_var:
-                breaks.append(f"{s.name}() lost parameter {', '.join(gone)}")
-            if required:
-                breaks.append(f"{s.name}() needs new argument {', '.join(required)}")
-    for fc in ev.cctx.files:
-        if fc.status.value == "deleted" and fc.language == "python" and not is_test_path(fc.path) \
-                and not fc.path.rsplit("/", 1)[-1].startswith("_"):
-            breaks.append(f"deleted module {fc.path}")
-    if breaks:
-        return Judgement(Status.UNSUPPORTED, [_names(breaks, 2)], ["public API kept (defaults for new parameters)"])
+    from sentinel.intent.evidence import api_breaks
+    breaks = api_breaks(ev.digest, ev.cctx.files)
+    if breaks.signatures:
+        return Judgement(Outcome.CONTRADICTED, [_names(breaks.signatures + breaks.removals, 2)],
+                         ["defaults for new parameters, removed ones still accepted"])
+    if breaks.removals:
+        return Judgement(Outcome.DOUBTFUL, [_names(breaks.removals, 2)],
+                         ["removed public names kept as deprecated aliases"])
     found = ["no public API removed or made stricter"]
-    rewritten = ev.facts.tests_modified + ev.facts.tests_deleted
+    rewritten = ev.facts.assertions_rewritten + ev.facts.tests_deleted
     if rewritten:
-        return Judgement(Status.PARTIAL, found + [f"existing tests rewritten: {_names(rewritten)}"],
-                         ["existing tests left as they were"])
-    return Judgement(Status.SUPPORTED, found)
-
-
-_OS_EFFECTS = {"remove", "unlink", "rename", "replace", "makedirs", "mkdir", "rmdir", "removedirs", "system", "popen",
-               "chdir", "chmod", "chown", "kill", "killpg", "putenv", "unsetenv", "write", "symlink", "link",
-               "truncate", "utime", "startfile", "fork", "execv", "execve", "execvp", "spawnl", "spawnv"}
-_MODULE_EFFECTS = {"subprocess", "socket", "requests", "httpx", "urllib", "shutil", "smtplib", "ftplib", "aiohttp"}
-_METHOD_EFFECTS = {"write", "writelines", "write_text", "write_bytes", "unlink", "mkdir", "rmdir", "touch", "rename",
-                   "send", "sendall", "sendto", "commit", "execute", "executemany", "urlopen", "post", "put"}
-_BUILTIN_EFFECTS = {"open", "print", "input", "exec", "eval", "setattr", "delattr", "__import__", "breakpoint"}
-
-
-def _root_name(node) -> str | None:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _side_effects(fn) -> list[tuple[str, int]]:
-    out: list[tuple[str, int]] = []
-    method = fn.name not in ("__init__", "__post_init__", "__new__", "__set_name__", "setUp")
-    for node in ast.walk(fn):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            out.append((f"{type(node).__name__.lower()} {', '.join(node.names)}", node.lineno))
-        elif isinstance(node, ast.Call):
-            f = node.func
-            if isinstance(f, ast.Name) and f.id in _BUILTIN_EFFECTS:
-                out.append((f"{f.id}()", node.lineno))
-            elif isinstance(f, ast.Attribute):
-                root = _root_name(f)
-                if root == "os" and isinstance(f.value, ast.Name) and f.attr in _OS_EFFECTS:
-                    out.append((f"os.{f.attr}()", node.lineno))
-                elif root in _MODULE_EFFECTS:
-                    out.append((f"{root}.{f.attr}()", node.lineno))
-                elif root == "os" and isinstance(f.value, ast.Attribute) and f.value.attr == "environ" \
-                        and f.attr in ("update", "pop", "setdefault", "clear", "popitem"):
-                    out.append((f"os.environ.{f.attr}()", node.lineno))
-                elif f.attr in _METHOD_EFFECTS:
-                    out.append((f".{f.attr}()", node.lineno))
-        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-            for t in targets:
-                base = t.value if isinstance(t, (ast.Subscript, ast.Attribute)) else None
-                if isinstance(t, ast.Subscript) and isinstance(base, ast.Attribute) and base.attr == "environ":
-                    out.append(("writes os.environ", node.lineno))
-                elif method and isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                    out.append((f"mutates self.{t.attr}", node.lineno))
-    return out
+        return Judgement(Outcome.UNVERIFIED, found + [f"existing assertions rewritten: {_names(rewritten)}"],
+                         ["existing assertions left as they were"])
+    return Judgement(Outcome.SUPPORTED, found)
 
 
 def _judge_no_side_effects(claim, ev: Evidence) -> Judgement:
-    from sentinel.intent.digest import is_test_path
-    digest = ev.digest
+    import ast
+
+    from sentinel.intent.evidence import CODE, file_kind, side_effects
+    kinds = {fc.path: file_kind(fc) for fc in ev.cctx.files}
+    # "`render` is pure": a claim about the functions it names, when it names some
+    named = {n.rsplit(".", 1)[-1] for n in re.findall(r"`+\s*([A-Za-z_][\w.]*)\s*(?:\(\))?\s*`+", claim.sentence)}
     effects, analysed = [], 0
-    for s in digest.symbols:
-        if s.action == "removed" or is_test_path(s.path):
+    for s in ev.digest.symbols:
+        if s.action == "removed" or kinds.get(s.path, CODE) != CODE:
+            continue
+        if named and s.name.rsplit(".", 1)[-1] not in named:
             continue
         if isinstance(s.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             analysed += 1
-            for what, line in _side_effects(s.node):
+            for what, line in side_effects(s.node):
                 effects.append(f"{what} in {s.name} ({s.path}:{line})")
     if effects:
-        return Judgement(Status.UNSUPPORTED, [_names(effects, 2)], ["functions without I/O or global mutation"])
+        return Judgement(Outcome.DOUBTFUL, [_names(effects, 2)], ["functions without I/O or global mutation"])
     if analysed:
-        return Judgement(Status.SUPPORTED, [f"{analysed} changed function(s) without I/O or global mutation"])
-    return Judgement(Status.PARTIAL, [], ["a changed Python function to analyse"])
+        return Judgement(Outcome.SUPPORTED, [f"{analysed} changed function(s) without I/O or global mutation"])
+    if named:
+        return Judgement(Outcome.SUPPORTED, [f"about {', '.join(sorted(named)[:3])}, not changed here"])
+    return Judgement(Outcome.UNVERIFIED, [], ["a changed Python function to analyse"])
 
 
 _JUDGES = {
@@ -605,59 +547,56 @@ _JUDGES = {
 # --- checklist (SEN611) -----------------------------------------------------------------------------
 
 _CL_TESTS_ADDED = lazy_re(r"\b(?:unit\s+|regression\s+)?tests?\b.*\b(?:added|included|written|updated|cover)"
-                             r"|\b(?:add(?:ed)?|wrote|write|include[sd]?|updated?)\b.*\btests?\b", re.I)
+                          r"|\b(?:add(?:ed)?|wrote|write|include[sd]?|updated?)\b.*\btests?\b", re.I)
 _CL_TESTS_PASS = lazy_re(r"\btests?\b.*\bpass|\bCI\b.*\b(?:green|pass)", re.I)
 _CL_PLACEHOLDER = lazy_re(r"\bno\s+(?:[\w-]+\s+)?(?:placeholders?|todos?|stubs?|fixmes?)\b"
                           r"|\bplaceholders?\b.*\bremoved\b", re.I)
 _CL_SECRETS = lazy_re(r"\bno\s+(?:[\w-]+\s+)?(?:secrets?|credentials?|passwords?|api\s+keys?|tokens?|keys)\b", re.I)
 _CL_DOCS = lazy_re(r"\b(?:docs?|documentation|readme)\b.*\b(?:updated|added|written)\b"
-                      r"|\b(?:updated?|added?|wrote)\s+(?:the\s+)?(?:docs?|documentation|readme)\b", re.I)
+                   r"|\b(?:updated?|added?|wrote)\s+(?:the\s+)?(?:docs?|documentation|readme)\b", re.I)
 _CL_NEWS = lazy_re(r"\b(?:changelog|change\s+log|news\s+(?:entry|fragment)|release\s+notes?)\b", re.I)
 _CL_STYLE = lazy_re(r"\b(?:lint(?:er|ed|s|ing)?|code\s+style|style\s+guide|formatt(?:ed|ing)|pre-commit)\b", re.I)
 _CL_ERRORS = lazy_re(r"\berror\s+handling\b|\bhandles?\s+(?:all\s+)?errors\b|\bno\s+(?:swallowed|bare)\s+except", re.I)
 _CL_SAFE = lazy_re(r"\bno\s+(?:dangerous|destructive|unsafe)\b|\bsecurity\s+(?:reviewed|checked)\b", re.I)
+_CREDENTIAL_RULES = ("SEN304",)
 
 
-def _checklist_contradiction(item, ev: Evidence) -> str | None:
+def _checklist_contradiction(item, ev: Evidence) -> tuple[str, str] | None:
+    """(outcome, why) when a ticked item is contradicted: facts of the change or a failing report contradict it;
+    another check's blocking findings (which block on their own) make it doubtful."""
     text = item.text
     facts = ev.facts
-    if _CL_PLACEHOLDER.search(text):
-        bad = _blocking(ev.findings("placeholder"))
-        if bad:
-            return f"placeholders in the change: {_names([_where(f) for f in bad])}"
-    if _CL_SECRETS.search(text):
-        bad = [f for f in (ev.findings("chaos") or []) if f.rule == "SEN304"]
-        if bad:
-            return f"credentials in the change: {_names([_where(f) for f in bad])}"
     if _CL_TESTS_PASS.search(text):
         state, found = ev.test_run()
         if state == "fail":
-            return f"tests fail: {'; '.join(found)}"
-    elif _CL_TESTS_ADDED.search(text) and not facts.test_files:
-        return "no test file is added or changed in this change"
+            return Outcome.CONTRADICTED, f"tests fail: {'; '.join(found)}"
+    elif _CL_TESTS_ADDED.search(text) and not facts.has_tests and ev.cctx.files:
+        return Outcome.CONTRADICTED, "no test file is added or changed in this change"
+    checks = ((_CL_PLACEHOLDER, "placeholder", "placeholders in the change"),
+              (_CL_STYLE, "style", "style findings"),
+              (_CL_ERRORS, "chaos", "chaos findings"),
+              (_CL_SAFE, "jail", "jail findings"))
+    for pattern, check, what in checks:
+        if pattern.search(text):
+            bad, _ = ev.blocking((check,))
+            if bad:
+                return Outcome.DOUBTFUL, f"{what}: {_names([_where(f) for f in bad])}"
+    if _CL_SECRETS.search(text):
+        bad = [f for f in (ev.findings("chaos") or []) if f.rule in _CREDENTIAL_RULES]
+        if bad:
+            return Outcome.DOUBTFUL, f"credentials in the change: {_names([_where(f) for f in bad])}"
     if _CL_DOCS.search(text) and not facts.doc_files:
-        return "no documentation file is changed"
+        return Outcome.DOUBTFUL, "no documentation file is changed"
     if _CL_NEWS.search(text) and not facts.news_files:
-        return "no changelog or news file is changed"
-    if _CL_STYLE.search(text):
-        bad = _blocking(ev.findings("style"))
-        if bad:
-            return f"style findings: {_names([_where(f) for f in bad])}"
-    if _CL_ERRORS.search(text):
-        bad = _blocking(ev.findings("chaos"))
-        if bad:
-            return f"chaos findings: {_names([_where(f) for f in bad])}"
-    if _CL_SAFE.search(text):
-        bad = _blocking(ev.findings("jail"))
-        if bad:
-            return f"jail findings: {_names([_where(f) for f in bad])}"
+        return Outcome.DOUBTFUL, "no changelog or news file is changed"
     return None
 
 
 # --- the check ----------------------------------------------------------------------------------------
 
-# When two claims of one rule sit on the same line, the stronger one speaks for both.
+# A weaker claim that a stronger one of the same rule speaks for, anywhere in the message.
 _SUBSUMED = {"refactored": "behaviour_unchanged", "tested": "tests_pass"}
+_RANK = {Outcome.SUPPORTED: 0, Outcome.UNVERIFIED: 1, Outcome.DOUBTFUL: 2, Outcome.CONTRADICTED: 3}
 
 
 def _finding(code: str, severity: Severity, line: int, message: str, sentence: str) -> Finding:
@@ -671,6 +610,25 @@ def _clip(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
+def _one_per_kind(claims: list) -> list[tuple[object, list]]:
+    """(the claim that speaks for its kind, the other claims of that kind): one judgement per kind and message."""
+    kinds = {c.kind.key for c in claims}
+    groups: dict[str, list] = {}
+    for c in claims:
+        if _SUBSUMED.get(c.kind.key) in kinds:
+            continue
+        groups.setdefault(c.kind.key, []).append(c)
+    return [(group[0], group[1:]) for group in groups.values()]
+
+
+def _judge(group: tuple[object, list], ev: Evidence) -> tuple[object, Judgement, list]:
+    """The group's judgement: the most severe of its claims' (they share the evidence, but not their words)."""
+    first, rest = group
+    judged = [(c, _JUDGES[c.kind.key](c, ev)) for c in [first, *rest]]
+    claim, j = max(judged, key=lambda cj: _RANK[cj[1].outcome])  # first of the most severe
+    return claim, j, [c for c in (first, *rest) if c is not claim]
+
+
 def check_change(cctx) -> CheckResult:
     message = cctx.message
     if not message or not message.strip():
@@ -678,36 +636,37 @@ def check_change(cctx) -> CheckResult:
                            reason="no commit message or PR body to read claims from (use --message TEXT|@FILE)")
     from sentinel.intent.claims import extract
     claims, checklist = extract(message)
-    on_line = {(c.kind.key, c.line) for c in claims}
-    claims = [c for c in claims if (_SUBSUMED.get(c.kind.key), c.line) not in on_line]
     ticked = [i for i in checklist if i.ticked]
     if not claims and not ticked:
         return CheckResult(CHECK, CheckStatus.PASSED, reason="no checkable claims in the message")
     ev = Evidence(cctx)
     findings: list[Finding] = []
     supported: list[str] = []
-    for claim in claims:
-        j = _JUDGES[claim.kind.key](claim, ev)
+    groups = _one_per_kind(claims)
+    for group in groups:
+        claim, j, others = _judge(group, ev)
         quoted = _clip(claim.text)
-        if j.status == Status.SUPPORTED:
+        if j.outcome == Outcome.SUPPORTED:
             supported.append(f"'{quoted}' ({_clip('; '.join(j.found), 80) or 'consistent'})")
             continue
-        detail = []
+        also = f" (also line {', '.join(str(c.line) for c in others[:3])})" if others else ""
+        msg = f"claim '{quoted}' ({claim.kind.label}) {_WORDING[j.outcome]}{also}"
         if j.found:
-            detail.append("found " + "; ".join(j.found))
+            msg += ": " + ("found " if j.outcome == Outcome.UNVERIFIED else "") + "; ".join(j.found)
         if j.missing:
-            detail.append("missing " + ", ".join(j.missing))
-        severity = Severity.ERROR if j.status == Status.UNSUPPORTED else Severity.WARNING
-        msg = f"claim '{quoted}' ({claim.kind.label}) is {j.status}" + (f": {'; '.join(detail)}" if detail else "")
-        findings.append(_finding(claim.kind.code, severity, claim.line, msg, claim.sentence))
+            msg += ("; " if j.found else ": ") + (
+                f"{', '.join(j.missing)} would back it" if j.outcome == Outcome.UNVERIFIED
+                else f"expected {', '.join(j.missing)}")
+        findings.append(_finding(claim.kind.code, OUTCOMES[j.outcome], claim.line, msg, claim.sentence))
     for item in ticked:
-        why = _checklist_contradiction(item, ev)
-        if why:
-            findings.append(_finding("SEN611", _RULE["SEN611"].severity, item.line,
-                                     f"ticked '{_clip(item.text)}' is contradicted: {why}", f"- [x] {item.text}"))
+        contradiction = _checklist_contradiction(item, ev)
+        if contradiction:
+            outcome, why = contradiction
+            findings.append(_finding("SEN611", OUTCOMES[outcome], item.line,
+                                     f"ticked '{_clip(item.text)}' {_WORDING[outcome]}: {why}", f"- [x] {item.text}"))
         else:
             supported.append(f"[x] '{_clip(item.text, 40)}'")
-    total = len(claims) + len(ticked)
+    total = len(groups) + len(ticked)
     reason = f"{total} claim(s): {len(supported)} supported"
     if supported:
         reason += " - " + "; ".join(supported[:4]) + (f"; +{len(supported) - 4}" if len(supported) > 4 else "")

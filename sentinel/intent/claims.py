@@ -1,9 +1,12 @@
 """The claim table and the extractor: which sentences of a message assert something checkable.
 
-A claim is an assertion about the change's state ("all tests pass", "thread-safe"), not a word:
-negated ("not production ready", "untested"), hedged or future ("once tests pass", "should be
-thread-safe"), questioned, quoted or code text is not a claim, and words that only look like one
-("done callback", "fixed-size buffer", "secure cookie") are excluded by the patterns themselves.
+A claim is an assertion the author makes about this change ("all tests pass", "thread-safe"), not a word:
+negated ("not production ready", "untested"), hedged, future or conditional ("once tests pass", "should be
+thread-safe", "When the count exceeds the limit and all tests pass, pytest exits 6"), questioned, quoted or
+code text is not a claim; nor is what the message quotes of other commits (a squash merge's commit list, a
+reverted subject: see sentinel.intent.message); nor a description of something else ("a test passing but
+failing in teardown", "delegate to well-tested stdlib APIs"); and words that only look like one ("done
+callback", "fixed-size buffer", "secure cookie") are excluded by the patterns themselves.
 """
 
 from __future__ import annotations
@@ -52,13 +55,15 @@ CLAIM_KINDS: tuple[ClaimKind, ...] = (
                          _F | re.M)),
     ClaimKind("coverage", "SEN601", "full test coverage",
               "a coverage report (--coverage) at that rate",
-              lazy_re(r"\b100\s*%\s*(?:test\s+|line\s+|code\s+)?coverage\b|\bfull\s+(?:test\s+|code\s+)?coverage\b"
-                         r"|\bfully\s+covered\b", _F)),
+              lazy_re(r"\b(?P<rate>\d{1,3}(?:\.\d+)?)\s*%\s*(?:test\s+|line\s+|code\s+|branch\s+)?coverage\b"
+                         r"|\bfull\s+(?:test\s+|code\s+)?coverage\b|\bfully\s+covered\b"
+                         r"|\bcoverage\s+(?:is\s+(?:now\s+)?|now\s+|of\s+|at\s+|to\s+|reaches\s+|(?:is\s+)?up\s+to\s+)"
+                         r"(?P<rate2>\d{1,3}(?:\.\d+)?)\s*%", _F)),
     ClaimKind("production_ready", "SEN602", "production ready",
               "tests in the change or a passing report, and no placeholder, chaos or jail findings",
               lazy_re(r"\bproduction[- ]ready\b|\bready\s+for\s+(?:production|prod|release|deployment)\b"
                          r"|\bprod(?:uction)?[- ]grade\b|\bbattle[- ]tested\b|\bready\s+to\s+(?:ship|deploy|release)\b"
-                         r"|\benterprise[- ]ready\b", _F)),
+                         r"|\benterprise[- ]ready\b|\bbug[- ]free\b|\bno\s+(?:known\s+|more\s+)?bugs\b", _F)),
     ClaimKind("robust", "SEN602", "robust / handles errors",
               "no chaos findings (swallowed exceptions, bare except, unguarded None) in the change",
               lazy_re(r"\b(?:handles?|handling)\s+(?:all\s+)?(?:the\s+)?(?:errors|exceptions|failures|edge\s+cases)\b"
@@ -137,7 +142,7 @@ KINDS_BY_KEY = {k.key: k for k in CLAIM_KINDS}
 # A kind's pattern is compiled and run only when one of these appears in the (lowercased) message.
 _KEYWORDS = {
     "tests_pass": ("pass", "green", "succeed"), "tests_added": ("test",), "tested": ("tested",),
-    "coverage": ("cover",), "production_ready": ("production", "prod", "battle", "ready"),
+    "coverage": ("cover",), "production_ready": ("production", "prod", "battle", "ready", "bug"),
     "robust": ("robust", "handl"), "fixed": ("fix", "close", "resolv"),
     "done": ("done", "complete", "finish", "todo", "fixme", "placeholder", "stub", "nothing"),
     "refactored": ("refactor",),
@@ -175,6 +180,7 @@ class Claim(Record):
     text: str  # the matched words
     line: int  # 1-based line in the message
     sentence: str  # the line it is on, stripped
+    rate: float | None = None  # a coverage claim's rate (1.0 for "full coverage")
 
 
 class ChecklistItem(Record):
@@ -203,6 +209,64 @@ def _negated(before: str, kind: ClaimKind) -> bool:
 def _question(after: str) -> bool:
     end = re.search(r"[.!?\n]", after)
     return bool(end and end.group(0) == "?")
+
+
+# A sentence that opens with one of these states a condition ("When the count exceeds the limit and all tests
+# pass, pytest exits with 6"), not the state of the change.
+_CONDITIONAL_OPENERS = frozenset("if when whenever unless once until provided assuming suppose supposing whether "
+                                 "in case as long as soon".split())
+# "a test passing but failing during teardown": a test, not the suite.
+_SINGLE_TEST = frozenset(("a", "an", "any", "one", "some", "single", "another", "whichever"))
+# "delegate to well-tested stdlib APIs": an adjective about something the change uses, not about the change.
+_PREPOSITIONS = frozenset("to on upon by with from of in into onto via using than like unlike over".split())
+_ATTRIBUTIVE_KINDS = ("tested", "production_ready")
+_SENTENCE_END = lazy_re(r"[.!?](?=\s)|\n[ \t]*\n|\n[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+_BULLET_LEAD = lazy_re(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def _sentence_start(prose: str, pos: int) -> int:
+    """Where the sentence holding `pos` starts: after the last sentence end, blank line or list bullet;
+    the title (first line) is a sentence of its own."""
+    first_nl = prose.find("\n")
+    floor = 0 if first_nl == -1 or pos <= first_nl else first_nl + 1
+    start = floor
+    for m in _SENTENCE_END.finditer(prose, floor, pos):
+        start = m.end() if m.group(0)[0] in ".!?" else m.start() + 1
+    return start
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(_WORD_EDGE).lower().replace("\u2019", "'") for w in text.split()]
+
+
+def _conditional(sentence_head: str) -> bool:
+    words = [w for w in _words(_BULLET_LEAD.sub("", sentence_head)) if w]
+    return bool(words) and words[0] in _CONDITIONAL_OPENERS
+
+
+def _about_something_else(kind: ClaimKind, before: str, after: str) -> bool:
+    words = [w for w in _words(before) if w]
+    if kind.key == "tests_pass" and words and words[-1] in _SINGLE_TEST:
+        return True
+    if kind.key == "backward_compatible" and (words and words[-1] in ("for", "of") or re.match(r"\s+with\b", after)):
+        # "kept for backward compatibility", "compatible with older servers": the purpose of one piece, or
+        # compatibility with something else than this project's callers
+        return True
+    if kind.key in _ATTRIBUTIVE_KINDS:
+        # "to well-tested APIs", "on a battle-tested library": preposition (+ article), adjective, noun
+        lead = [w for w in words[-3:] if w not in ("a", "an", "the", "its", "their", "our", "some")]
+        followed_by_noun = bool(re.match(r"\s+[A-Za-z][\w-]*", after)) and not re.match(
+            r"\s+(?:and|or|but|now|too|as|so|since|because|with|in|on|by)\b", after, re.I)
+        return bool(lead) and lead[-1] in _PREPOSITIONS and followed_by_noun
+    return False
+
+
+def _rate(m: re.Match) -> float | None:
+    groups = m.groupdict()
+    if not groups:
+        return None
+    value = groups.get("rate") or groups.get("rate2")
+    return min(float(value), 100.0) / 100 if value else 1.0
 
 
 def extract(message: str | None) -> tuple[list[Claim], list[ChecklistItem]]:
@@ -235,14 +299,40 @@ def extract(message: str | None) -> tuple[list[Claim], list[ChecklistItem]]:
             continue
         for m in kind.pattern.finditer(prose):
             line = line_of(prose, m.start())
-            line_start = prose.rfind("\n", 0, m.start()) + 1
-            before = prose[line_start:m.start()]
-            if _negated(before, kind) or _question(prose[m.end():]):
+            start = _sentence_start(prose, m.start())  # a sentence may be wrapped over lines
+            before = prose[start:m.start()].replace("\n", " ")
+            after = prose[m.end():]
+            if _negated(before, kind) or _question(after) or _about_something_else(kind, before, after) \
+                    or _conditional(before):
                 continue
             if (kind.key, line) in seen:
                 continue
             seen.add((kind.key, line))
             sentence = original[line - 1].strip() if line - 1 < len(original) else m.group(0)
-            claims.append(Claim(kind, m.group(0).strip(), line, sentence))
+            claims.append(Claim(kind, m.group(0).strip(), line, sentence,
+                                rate=_rate(m) if kind.key == "coverage" else None))
     claims.sort(key=lambda c: (c.line, c.kind.code))
     return claims, checklist
+
+
+# What a message says its change is about, for claims judged against what the change touches ("Fixes #12" on a
+# change of docs only is consistent when the message says it fixes the docs). Words of the trade, not of a project.
+_TOPIC_WORDS = {
+    "docs": lazy_re(r"\b(?:docs?|documentation|documented|document(?:s|ing)?|docstrings?|readme|changelog|change\s+log"
+                    r"|release\s+notes|news|typos?|spelling|grammar|wording|phrasing|rephras(?:e|es|ed|ing)"
+                    r"|reword(?:s|ed|ing)?|links?|urls?|anchors?|examples?|tutorials?|guides?|how-?tos?|faq|glossary"
+                    r"|markup|markdown|rst|restructuredtext|sphinx|mkdocs|render(?:s|ed|ing)?|headings?|sections?"
+                    r"|paragraphs?|sentences?|clarif(?:y|ies|ied|ying|ication)|explain(?:s|ed|ing)?|explanation"
+                    r"|describ(?:e|es|ed|ing)|description|mention(?:s|ed)?|notes?|manual|man\s+page|help\s+text"
+                    r"|licen[cs]e|authors?|contributors?|copyright|toc|index|api\s+reference)\b", re.I),
+    "tests": lazy_re(r"\b(?:tests?|testing|tested|testsuite|flak(?:y|iness)|xfail(?:s|ed)?|skip(?:s|ped)?|fixtures?"
+                     r"|pytest|unittest|tox|nox|conftest|coverage|ci|assert(?:s|ion|ions)?|mocks?)\b", re.I),
+}
+
+
+def message_topics(message: str | None) -> set[str]:
+    """Which kinds of file ("docs", "tests") the author's own words say the change is about."""
+    if not message:
+        return set()
+    text = mask_message(message)
+    return {topic for topic, pattern in _TOPIC_WORDS.items() if pattern.search(text)}

@@ -1,8 +1,16 @@
-"""Commit message / PR body handling: git's comment stripping and masking of quoted text.
+"""Commit message / PR body handling: git's comment stripping and masking of text that is not a claim.
 
-Masking replaces text that is not the author's own assertion (code spans, fenced blocks, quotes,
-block quotes, URLs, trailers) with spaces of the same length, so claim patterns never match inside
-it and the positions of everything else (line numbers in findings) stay those of the message.
+Masking replaces text that is not the author's own assertion about this change with spaces of the same
+length, so claim patterns never match inside it and the positions of everything else (line numbers in
+findings) stay those of the message. Not the author's assertion about this change:
+
+- quoted or code text: code spans, fenced and indented blocks, quotes, `>` block quotes, URLs;
+- attributions and references: trailers (`Co-authored-by:`, `Signed-off-by:`...), `This reverts commit <sha>`,
+  `(cherry picked from commit <sha>)`, the subject of a reverted commit (`Revert "..."`);
+- history: the commit list of a squash merge (GitHub's `* subject` paragraphs, one per commit of the pull
+  request, or git's `Squashed commit of the following:`), the commit list of a merge (`merge.log`), and lists
+  of other commits (lines that start with a commit hash). A squash body of a single commit is that commit's
+  message: only its bullet, the title repeated, is masked.
 """
 
 from __future__ import annotations
@@ -50,10 +58,11 @@ def _blank(match: re.Match) -> str:
 
 
 def mask_message(text: str) -> str:
-    """The message with quoted/code/URL/trailer text replaced by spaces (same length, same lines)."""
+    """The message with everything that is not the author's claim about this change replaced by spaces
+    (same length, same lines)."""
     if not text:
         return ""
-    text = text.replace("\r\n", "\n")
+    text = mask_history(text.replace("\r\n", "\n"))
     # Each pattern runs (and is compiled) only when its marker is in the text at all.
     if "```" in text or "~~~" in text:
         text = _FENCE.sub(_blank, text)
@@ -70,6 +79,65 @@ def mask_message(text: str) -> str:
     if ":" in text:
         text = _TRAILER.sub(_blank, text)
     return text
+
+
+# GitHub's squash body: one paragraph per commit of the pull request, starting "* <subject>" at column 0.
+_SQUASH_BULLET = lazy_re(r"^\* \S")
+_SEPARATOR = lazy_re(r"^-{3,}\s*$")  # GitHub puts it between the commit list and the co-author trailers
+_PR_REF = lazy_re(r"\s*\((?:[\w.-]+/[\w.-]+)?#\d+\)\s*$")
+# A line that lists another commit by its hash (at least one digit: not a word made of the letters a-f).
+_COMMIT_LINE = lazy_re(r"^[ \t]*(?:[-*+][ \t]+)?(?=[0-9a-f]{0,39}[0-9])[0-9a-f]{7,40}\b[ \t:-]+\S.*$", re.M)
+_REFERENCE_LINE = lazy_re(r"^[ \t]*(?:This reverts commit [0-9a-f]{7,40}\b.*"
+                          r"|\(cherry picked from commit [0-9a-f]{7,40}\))[ \t]*$", re.M | re.I)
+# git's merge.log: "* 'branch' of url:" (or "* branch:") followed by the merged subjects, indented.
+_MERGE_LOG = lazy_re(r"^\* (?:'[^'\n]+'|[\w./-]+)(?: of \S+)?:[ \t]*\n(?:[ \t]+\S.*(?:\n|$)|[ \t]*\.\.\..*(?:\n|$))+",
+                     re.M)
+_REVERT_TITLE = lazy_re(r'^(Revert\s+)(".*")(.*)$')
+
+
+def _normal_subject(text: str) -> str:
+    return " ".join(_PR_REF.sub("", text).lower().split()).rstrip(".")
+
+
+def _blank_lines(lines: list[str], start: int, end: int) -> None:
+    for i in range(start, end):
+        lines[i] = " " * len(lines[i])
+
+
+def mask_history(text: str) -> str:
+    """Blank what the message quotes of other commits: squash and merge commit lists, reverted subjects,
+    hash-led commit lists, revert / cherry-pick / squash references (same length, same lines)."""
+    lines = text.split("\n")
+    title = _REVERT_TITLE.match(lines[0]) if lines[0].startswith("Revert") else None
+    if title:  # Revert "Speed up X" / Revert "Revert "Speed up X"": the reverted subject is not a claim
+        lines[0] = title.group(1) + " " * len(title.group(2)) + title.group(3)
+    _mask_squash(lines)
+    squashed = next((i for i, line in enumerate(lines) if line.strip().lower() == "squashed commit of the following:"),
+                    None)
+    if squashed is not None:  # git merge --squash: the rest is the squashed commits' log
+        _blank_lines(lines, squashed, len(lines))
+    text = "\n".join(lines)
+    if "* " in text and ":" in text:
+        text = _MERGE_LOG.sub(_blank, text)
+    if re.search(r"[0-9a-f]{7}", text):
+        text = _REFERENCE_LINE.sub(_blank, text)
+        text = _COMMIT_LINE.sub(_blank, text)
+    return text
+
+
+def _mask_squash(lines: list[str]) -> None:
+    """A squash merge's body lists the pull request's commits: history, not claims about the change."""
+    first = next((i for i in range(1, len(lines)) if lines[i].strip()), None)
+    if first is None or not _SQUASH_BULLET.match(lines[first]):
+        return  # GitHub's squash body starts with the first commit's bullet
+    end = next((i for i in range(first, len(lines)) if _SEPARATOR.match(lines[i])), len(lines))
+    bullets = [i for i in range(first, end)
+               if _SQUASH_BULLET.match(lines[i]) and (i == first or not lines[i - 1].strip())]
+    repeats_title = _normal_subject(lines[first][2:]) == _normal_subject(lines[0])
+    if len(bullets) >= 2:
+        _blank_lines(lines, first, end)  # several commits: their subjects and bodies are the PR's history
+    elif repeats_title or end < len(lines):
+        _blank_lines(lines, first, first + 1)  # one commit: its body is the change's description
 
 
 def _indented_code(match: re.Match) -> str:
