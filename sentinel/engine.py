@@ -202,7 +202,10 @@ def _file_phases(names: list[str], contexts: list[FileContext], opts: RunOptions
     if jobs > 1:
         phases, parse_errors = parallel.analyse_parallel(modules, contexts, jobs)
     else:
-        phases, parse_errors = parallel.analyse(modules, contexts)
+        # A large change analysed in this one process (--jobs 1, no fork) drops each file's AST once
+        # the file is done, as the workers do: kept, they would add up to ~1 KB per changed line.
+        big = sum(parallel._weight(ctx) for ctx in contexts) >= parallel.MIN_LINES
+        phases, parse_errors = parallel.analyse(modules, contexts, portable=big)
     return {**phases, **unloadable}, parse_errors
 
 
