@@ -55,8 +55,13 @@ def load(path: str) -> Counter:
     return out
 
 
-def apply(findings: list[Finding], accepted: Counter) -> tuple[list[Finding], int]:
+def apply(findings: list[Finding], accepted: Counter, unchanged=None) -> tuple[list[Finding], int]:
+    """Drop findings the baseline accepts. `unchanged(f)` counts copies of f's code the run did not look at
+    (see unchanged_copies): they hold their share of the allowance even though they are not reported."""
     remaining = Counter(accepted)
+    if unchanged is not None:
+        for fp, first in {fingerprint(f): f for f in reversed(findings)}.items():
+            remaining[fp] = max(0, remaining[fp] - unchanged(first))
     kept, dropped = [], 0
     for f in findings:
         fp = fingerprint(f)
@@ -66,3 +71,35 @@ def apply(findings: list[Finding], accepted: Counter) -> tuple[list[Finding], in
         else:
             kept.append(f)
     return kept, dropped
+
+
+def unchanged_copies(contexts: dict, mode) -> "callable":
+    """How many copies of a finding's code the file holds *outside* the lines the run looked at.
+
+    In the hook's default filter mode only added lines are checked, so an accepted problem that was left
+    alone is not reported again — and must not use up the baseline's allowance: a new copy of a baselined
+    problem would otherwise be matched against the old copy's entry and pass. Copies on unchanged lines are
+    counted from the post-change file (the same normalised code on a line the run did not select).
+    """
+    from sentinel.models import FilterMode
+
+    if mode in (FilterMode.FILE, FilterMode.NOFILTER):
+        return lambda f: 0
+    counts: dict[str, dict[str, int]] = {}
+
+    def count(f: Finding) -> int:
+        ctx = contexts.get(f.path)
+        if ctx is None or not f.code:
+            return 0
+        per_file = counts.get(f.path)
+        if per_file is None:
+            per_file = counts[f.path] = {}
+            lines = ctx.lines
+            for n in range(1, len(lines)):
+                if not ctx.selected(n):
+                    key = " ".join(lines[n].split())
+                    if key:
+                        per_file[key] = per_file.get(key, 0) + 1
+        return per_file.get(" ".join(f.code.split()), 0)
+
+    return count

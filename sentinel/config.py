@@ -44,9 +44,8 @@ class JailConfig(Record, forbid_extra=True):
 
 class StyleConfig(Record, forbid_extra=True):
     enabled: bool = True
-    # None: read from the project's ruff/black/flake8/.editorconfig settings, else default_line_length.
+    # None: the limit the project's own linter enforces (ruff E501, flake8, pylint), else none at all.
     line_length: int | None = None
-    default_line_length: int = 120
 
 
 class ChaosConfig(Record, forbid_extra=True):
@@ -54,8 +53,9 @@ class ChaosConfig(Record, forbid_extra=True):
     extra_secret_names: list[str] = factory(list)
     # Shannon entropy (bits per char) above which a long random-looking literal is a secret.
     entropy_threshold: float = 4.5
-    # Path globs of test fixtures whose credentials are fake by design.
-    fixture_paths: list[str] = factory(lambda: ["**/fixtures/**", "**/testdata/**"])
+    # Extra gitignore patterns of test data whose credentials are fake by design (the `fixture` role's own
+    # defaults already cover fixtures/, testdata/ and data folders under tests; `[roles] fixture` is preferred).
+    fixture_paths: list[str] = factory(list)
 
 
 class PlaceholderConfig(Record, forbid_extra=True):
@@ -116,6 +116,21 @@ class MemoryConfig(Record, forbid_extra=True):
     extra_cards: list[str] = factory(list)
 
 
+class RolesConfig(Record, forbid_extra=True):
+    """Extra gitignore-style patterns per file role (sentinel.roles); they win over the defaults."""
+
+    default_patterns: bool = True
+    product: list[str] = factory(list)
+    test: list[str] = factory(list)
+    fixture: list[str] = factory(list)
+    docs: list[str] = factory(list)
+    example: list[str] = factory(list)
+    stub: list[str] = factory(list)
+    generated: list[str] = factory(list)
+    vendored: list[str] = factory(list)
+    ci: list[str] = factory(list)
+
+
 class Config(Record, forbid_extra=True):
     fail_level: Severity = Severity.ERROR
     filter_mode: FilterMode = FilterMode.ADDED
@@ -133,24 +148,77 @@ class Config(Record, forbid_extra=True):
     claims: ClaimsConfig = factory(ClaimsConfig)
     llm: LlmConfig = factory(LlmConfig)
     memory: MemoryConfig = factory(MemoryConfig)
-    # Where the settings came from (not a user key).
+    roles: RolesConfig = factory(RolesConfig)
+    # Not user keys: where the settings came from, and every glob list translated to regexes ahead of time
+    # (sentinel.globs) so that a cached config needs no pathspec import.
     source: str = "defaults"
+    compiled_globs: dict = factory(dict)
 
     def section_enabled(self, check: str) -> bool:
         section = getattr(self, check, None)
         return bool(getattr(section, "enabled", True))
 
+    def matcher(self, patterns):
+        """A gitignore-semantics matcher for a list of patterns, from the translations made at load time."""
+        from sentinel.globs import Matcher, matcher_for
+
+        key = _glob_key(patterns)
+        found = _MATCHERS.get(key)
+        if found is None:
+            translated = self.compiled_globs.get(key)
+            found = Matcher(translated) if translated is not None else matcher_for(tuple(patterns))
+            _MATCHERS[key] = found
+        return found
+
+
+_MATCHERS: dict = {}
+_INTERNAL_KEYS = ("source", "compiled_globs")
+
+
+def _glob_key(patterns) -> str:
+    return "\0".join(patterns)
+
+
+def glob_lists(cfg: Config) -> list[tuple[str, tuple[str, ...]]]:
+    """(config key, patterns) of every glob list the gate will match paths against."""
+    from sentinel import roles
+
+    out = [("exclude", tuple(cfg.exclude))]
+    out += [(f"per-path-ignores.{p}", (p,)) for p in cfg.per_path_ignores]
+    out += [(f"roles.{r}", tuple(getattr(cfg.roles, r))) for r in roles.ROLES if getattr(cfg.roles, r)]
+    out += [("roles (defaults)", pats) for pats in roles.DEFAULT_PATTERNS.values()]
+    if cfg.chaos.fixture_paths:
+        out.append(("chaos.fixture-paths", tuple(cfg.chaos.fixture_paths)))
+    jail = cfg.jail
+    out += [("jail.protected-paths", tuple(jail.protected_paths) + tuple(jail.extra_protected_paths)),
+            ("jail.protected-exceptions", tuple(jail.protected_exceptions))]
+    return [(k, p) for k, p in out if p]
+
+
+def translate_globs(cfg: Config, origin: str = "defaults") -> None:
+    """Fill cfg.compiled_globs; a malformed pattern is a config error naming its key."""
+    from sentinel.globs import translate
+
+    compiled = {}
+    for key, patterns in glob_lists(cfg):
+        try:
+            compiled[_glob_key(patterns)] = [list(t) for t in translate(patterns)]
+        except ValueError as exc:
+            raise ConfigError(f"invalid configuration in {origin}: {key}: {exc}") from None
+    cfg.compiled_globs = compiled
+
 
 # Tables whose keys are user data (rule codes, globs) and must not be renamed.
 _FREE_KEY_TABLES = {"severity", "per_path_ignores"}
-_CACHE_VERSION = "config-v2"
+_CACHE_VERSION = "config-v3"
 
 
 def _normalize_keys(data: dict, path: tuple[str, ...] = ()) -> dict:
     out = {}
     for key, value in data.items():
         new_key = key.replace("-", "_") if isinstance(key, str) else key
-        if isinstance(value, dict) and (not path or path[-1] not in _FREE_KEY_TABLES) and new_key not in _FREE_KEY_TABLES:
+        if isinstance(value, dict) and (not path or path[-1] not in _FREE_KEY_TABLES) \
+                and new_key not in _FREE_KEY_TABLES:
             value = _normalize_keys(value, path + (new_key,))
         out[new_key] = value
     return out
@@ -210,12 +278,84 @@ def validate(raw: dict, origin: str) -> Config:
             msg = "unknown key" if err["type"] in ("extra_forbidden", "unexpected_keyword_argument") else err["msg"]
             problems.append(f"{key}: {msg}")
         raise ConfigError(f"invalid configuration in {origin}: " + "; ".join(problems)) from None
-    for code, level in cfg.severity.items():
-        if level not in ("off", "info", "warning", "error"):
-            raise ConfigError(f"invalid configuration in {origin}: severity.{code}: "
-                              f"expected one of off, info, warning, error, got {level!r}")
+    normalized = _normalize_keys(raw)
+    for key in _INTERNAL_KEYS:
+        if key in normalized:
+            raise ConfigError(f"invalid configuration in {origin}: {key.replace('_', '-')}: unknown key")
+    problems = semantic_problems(cfg)
+    if problems:
+        raise ConfigError(f"invalid configuration in {origin}: " + "; ".join(problems))
+    cfg.severity = {code.upper(): level for code, level in cfg.severity.items()}
     cfg.source = origin
     return cfg
+
+
+# (key, test, what is expected) for values a type alone does not constrain. A negative retention would wipe the
+# store; a zero line length would flag every line.
+_RANGES = (
+    ("style.line-length", lambda c: c.style.line_length is None or c.style.line_length > 0, "a positive integer"),
+    ("chaos.entropy-threshold", lambda c: 0 < c.chaos.entropy_threshold <= 8, "a number in (0, 8]"),
+    ("memory.retention-days", lambda c: c.memory.retention_days >= 1, "at least 1"),
+    ("memory.max-runs", lambda c: c.memory.max_runs >= 1, "at least 1"),
+    ("memory.recall-k", lambda c: c.memory.recall_k >= 0, "0 or more"),
+    ("memory.min-score", lambda c: 0 <= c.memory.min_score <= 1, "a number in [0, 1]"),
+    ("drift.threshold", lambda c: 0 <= c.drift.threshold <= 1, "a number in [0, 1]"),
+    ("drift.digest-weight", lambda c: 0 <= c.drift.digest_weight <= 1, "a number in [0, 1]"),
+    ("llm.timeout", lambda c: c.llm.timeout > 0, "a positive number of seconds"),
+    ("llm.max-diff-chars", lambda c: c.llm.max_diff_chars > 0, "a positive integer"),
+)
+
+
+def semantic_problems(cfg: Config) -> list[str]:
+    """What pydantic's types cannot see: rule codes that do not exist, empty or malformed patterns, ranges."""
+    import re
+
+    from sentinel.checks import all_rules, available_checks
+
+    rules = all_rules()
+    codes = {r.code for r in rules}
+    checks = set(available_checks())
+    problems = []
+    for code, level in cfg.severity.items():
+        if code.upper() not in codes:
+            problems.append(f"severity.{code}: unknown rule code (`sentinel rules` lists them)")
+        elif level not in ("off", "info", "warning", "error"):
+            problems.append(f"severity.{code}: expected one of off, info, warning, error, got {level!r}")
+    for pattern, entries in cfg.per_path_ignores.items():
+        if not entries:
+            problems.append(f"per-path-ignores.{pattern}: an empty list ignores nothing")
+        for entry in entries:
+            if not _names_rules(entry, codes, checks):
+                problems.append(f"per-path-ignores.{pattern}: {entry!r} is not a rule code, a code prefix "
+                                "(\"SEN3\"), a check name or \"*\"")
+    for key, value in (("jail.banned-imports", cfg.jail.banned_imports),
+                       ("jail.banned-dependencies", cfg.jail.banned_dependencies),
+                       ("placeholder.markers", cfg.placeholder.markers)):
+        if any(not str(v).strip() for v in value):
+            problems.append(f"{key}: empty entry")
+    unknown = [d for d in cfg.jail.destructive if d not in ("filesystem", "process", "database", "shell")]
+    if unknown:
+        problems.append(f"jail.destructive: unknown class(es) {', '.join(map(repr, unknown))} "
+                        "(expected filesystem, process, database, shell)")
+    if cfg.placeholder.allowed_form:
+        try:
+            re.compile(cfg.placeholder.allowed_form)
+        except re.error as exc:
+            problems.append(f"placeholder.allowed-form: not a valid regular expression: {exc}")
+    for key, ok, expected in _RANGES:
+        if not ok(cfg):
+            problems.append(f"{key}: expected {expected}")
+    return problems
+
+
+def _names_rules(entry: str, codes: set[str], checks: set[str]) -> bool:
+    entry = entry.strip()
+    if not entry:
+        return False
+    if entry == "*" or entry in checks:
+        return True
+    upper = entry.upper()
+    return any(code == upper or (len(upper) >= 4 and code.startswith(upper)) for code in codes)
 
 
 def load_config(root: str | None, explicit: str | None = None, cache_dir: str | None = None) -> Config:
@@ -238,6 +378,7 @@ def load_config(root: str | None, explicit: str | None = None, cache_dir: str | 
         except (TypeError, ValueError, KeyError, AttributeError):
             pass  # a cache written by another version of the schema: rebuild it
     cfg = _load_uncached(root, explicit, files)
+    translate_globs(cfg, cfg.source)
     filecache.store(cache_dir, entry, salt, files, to_plain(cfg))
     return cfg
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import time
 
 from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
-from sentinel.checks.base import ChangeContext, FileContext, path_matches
+from sentinel.checks.base import ChangeContext, FileContext
 from sentinel.config import Config
 from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity, Verdict
 from sentinel.record import Record, factory
 from sentinel.sources import Change
+from sentinel import roles as roles_mod
 from sentinel.suppress import is_suppressed
 
 DEFAULT_BASELINE = ".sentinel-baseline.json"
@@ -44,13 +45,19 @@ def _decode(data: bytes | None) -> tuple[str | None, str | None]:
 
 
 def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[list[FileContext], list[NotChecked]]:
+    """One context per file the checks will see, each with its role decided (sentinel.roles)."""
     cs = change.changeset
     contexts: list[FileContext] = []
     not_checked: list[NotChecked] = []
     wanted: list[str] = []
+    excluded = config.matcher(config.exclude) if config.exclude else None
+    resolver = roles_mod.RoleResolver(config)
+    kept = []
     for fc in cs.files:
-        if config.exclude and path_matches(fc.path, config.exclude):
+        if excluded is not None and excluded.match(fc.path):
             continue
+        kept.append(fc)
+        fc.role = resolver.by_path(fc.path) or roles_mod.PRODUCT
         if fc.is_binary or fc.status is FileStatus.BINARY:
             not_checked.append(NotChecked(fc.path, "binary file"))
         elif fc.unreadable:
@@ -58,9 +65,7 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
         elif fc.status is not FileStatus.DELETED and not _content_in_diff(fc, change):
             wanted.append(fc.path)
     contents = change.read(wanted)  # even for no paths: it ends a blob reader started early
-    for fc in cs.files:
-        if config.exclude and path_matches(fc.path, config.exclude):
-            continue
+    for fc in kept:
         content: str | None = None
         if fc.path in contents:
             content, problem = _decode(contents[fc.path])
@@ -69,8 +74,19 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
                 continue
             if content is not None and change.content_rev is None and not _consistent(fc, content):
                 content = None  # working tree differs from the diff: use the diff's own lines
-        contexts.append(FileContext(fc, config, mode, content, root=cs.root))
+        ctx = FileContext(fc, config, mode, content, root=cs.root)
+        # A tool's output says so at its top; an explicit pattern of the user's wins over what a file says.
+        if fc.role == roles_mod.PRODUCT and not resolver.has_user_pattern(fc.path) \
+                and fc.status is not FileStatus.DELETED and roles_mod.generated_by_content(_head(ctx, fc)):
+            fc.role = roles_mod.GENERATED
+        contexts.append(ctx)
     return contexts, not_checked
+
+
+def _head(ctx: FileContext, fc) -> str:
+    if ctx.has_content:
+        return ctx.text[:2000]
+    return "\n".join(fc.added.get(n, fc.context.get(n, "")) for n in range(1, 9))
 
 
 def _content_in_diff(fc, change: Change) -> bool:
@@ -151,7 +167,8 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
         full = bl_path if os.path.isabs(bl_path) or not change.changeset.root else os.path.join(change.changeset.root, bl_path)
         if os.path.exists(full):
             from sentinel import baseline as baseline_mod  # json and hashing only when a baseline exists
-            kept, baselined = baseline_mod.apply(kept, baseline_mod.load(full))
+            kept, baselined = baseline_mod.apply(kept, baseline_mod.load(full),
+                                                 baseline_mod.unchanged_copies(by_path, mode))
     kept.sort(key=Finding.sort_key)
     kept_ids = {id(f) for f in kept}
     for r in results:
@@ -272,37 +289,66 @@ def _other_check_findings(check, findings_so_far, checks_run, by_path, config, m
 
 def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], config: Config,
                  mode: FilterMode) -> tuple[list[Finding], int]:
+    """Scope, role policy, config overrides, per-path ignores and inline suppressions, in that order."""
     kept: list[Finding] = []
     suppressed = 0
+    rules = _RuleLookup()
     for f in findings:
         ctx = by_path.get(f.path)
         if ctx is not None and mode is not FilterMode.NOFILTER and not ctx.selected(f.line):
             continue
+        rule = rules.get(f)
+        role = ctx.change.role if ctx is not None else None
+        f.role = role
         override = config.severity.get(f.rule)
-        if override == "off":
+        if rule is not None:
+            severity = rule.severity_in(role, f.severity, override)
+        else:
+            severity = None if override == "off" else (Severity(override) if override else f.severity)
+        if severity is None:
             continue
-        if override:
-            f.severity = Severity(override)
+        f.severity = severity
         if _ignored_by_path(f, config):
             continue
-        if ctx is not None and f.line and _inline_suppressed(f, ctx):
+        if ctx is not None and f.line and _inline_suppressed(f, ctx, rule):
             suppressed += 1
             continue
         kept.append(f)
     return kept, suppressed
 
 
+class _RuleLookup:
+    """Rule code -> Rule, loading only the modules of checks that reported something."""
+
+    def __init__(self):
+        self._by_code: dict = {}
+        self._loaded: set[str] = set()
+
+    def get(self, f: Finding):
+        rule = self._by_code.get(f.rule)
+        if rule is None and f.check not in self._loaded:
+            self._loaded.add(f.check)
+            try:
+                module = load_check(f.check)
+            except (KeyError, ImportError):
+                return None
+            for r in getattr(module, "RULES", ()):
+                self._by_code[r.code] = r
+            rule = self._by_code.get(f.rule)
+        return rule
+
+
 def _ignored_by_path(f: Finding, config: Config) -> bool:
     for pattern, codes in config.per_path_ignores.items():
-        if path_matches(f.path, [pattern]) and any(c == "*" or f.rule == c or f.rule.startswith(c) or f.check == c
-                                                   for c in codes):
+        if any(c == "*" or f.rule == c.upper() or (len(c) >= 4 and f.rule.startswith(c.upper())) or f.check == c
+               for c in codes) and config.matcher([pattern]).match(f.path):
             return True
     return False
 
 
-def _inline_suppressed(f: Finding, ctx: FileContext) -> bool:
-    window = {n: ctx.line(n) for n in (f.line, f.line - 1) if n and n > 0}
-    if not any("sentinel:" in text for text in window.values()):
+def _inline_suppressed(f: Finding, ctx: FileContext, rule) -> bool:
+    comments = ctx.lexed.comments
+    if not comments:
         return False
-    comments = {n: c for n, c in ctx.lexed.comments.items() if n in window}
-    return is_suppressed(f.rule, f.line, comments)
+    return is_suppressed(f.rule, f.line, comments, getattr(rule, "noqa", ()), getattr(rule, "security", False),
+                         f.end_line)

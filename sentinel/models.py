@@ -76,6 +76,9 @@ class FileChange(Record):
     crlf_lines: set[int] = factory(set)  # added lines that ended in CRLF
     # Why the file's content could not be read (non-UTF-8, missing blob...); None when fine.
     unreadable: str | None = None
+    # What the file is for (sentinel.roles): product, test, fixture, docs, example, stub, generated, vendored,
+    # ci. Decided once by the engine, before any check runs.
+    role: str = "product"
 
     def in_hunks(self, line: int) -> bool:
         return any(h.target_start <= line < h.target_start + max(h.target_length, 1) for h in self.hunks)
@@ -113,6 +116,7 @@ class Finding(Record):
     code: str = ""  # the offending source line, secrets already redacted
     hint: str = ""
     end_line: int | None = None
+    role: str | None = None  # the file's role (None for findings about the change or its message)
 
     def sort_key(self) -> tuple:
         return (self.path, self.line or 0, self.column or 0, self.rule)

@@ -1,93 +1,77 @@
-"""The project's own style settings (line length), read from the tools it already configures.
+"""The line length a project's own linters *enforce* — and nothing when none does.
 
-A project that set ``line-length = 88`` for ruff or black should not be told about lines
-longer than 120, nor about lines its linters accept. Sources, in the order the tools
-themselves are usually consulted:
+A project that formats with black and lints with ruff's default rules has no line-length rule: black wraps what
+it can and leaves the rest, and ruff does not select E501 unless asked. Reporting long lines there disagrees with
+the project's own choice on every commit. So a limit applies only when a linter the project configures enforces
+one, with that linter's limit and way of counting:
 
-* ruff: ``.ruff.toml`` / ``ruff.toml`` (``line-length``, ``lint.pycodestyle.max-line-length``),
-  else ``[tool.ruff]`` in ``pyproject.toml``;
-* black: ``[tool.black] line-length``;
-* flake8: ``max-line-length`` in the ``[flake8]`` section of ``setup.cfg``, ``tox.ini``, ``.flake8``;
-* ``.editorconfig``: ``max_line_length`` of the sections whose glob matches the file.
+* **ruff** (``ruff.toml`` / ``.ruff.toml`` / ``[tool.ruff]``): only when E501 is selected (``select`` /
+  ``extend-select`` by a prefix such as ``E``, ``E5`` or ``ALL``) and not ignored by an equally or more specific
+  prefix; limit ``lint.pycodestyle.max-line-length``, else ``line-length``, else 88; width counted as ruff does
+  (East Asian wide characters count 2); ``per-file-ignores`` honoured.
+* **flake8** (``[flake8]`` in ``setup.cfg`` / ``tox.ini`` / ``.flake8``) and **pycodestyle** (``[pycodestyle]``):
+  E501 unless ignored (``ignore`` / ``extend-ignore``) or left out of a ``select``; ``max-line-length``, else 79.
+  flake8-bugbear's B950 with E501 ignored allows ``max-line-length`` + 10%.
+* **pylint** (``[tool.pylint]``, ``.pylintrc``, ``pylintrc``, ``[pylint.*]`` sections): ``line-too-long``
+  (C0301) unless disabled; ``max-line-length``, else 100.
 
-ruff, black and flake8 only lint Python, so their limits apply to Python files; the
-editorconfig applies to whatever its section globs match. Only the repository root is
-consulted, and each root's files are read once per process (``project_settings`` is an
-``lru_cache``; call ``project_settings.cache_clear()`` after editing them in a long-lived
-process). Across runs the result is cached under the git directory, used only while every one
-of those files is byte-for-byte what it was (:mod:`sentinel.filecache`): a hook run in a
-project with a pyproject.toml parses no TOML.
+When several linters enforce one, the strictest applies (each of them runs). ``[tool.sentinel.style]
+line-length`` overrides all of this. Only the repository root is consulted. The result is cached across runs
+under the git directory as plain data, used only while every source file is byte-for-byte what it was
+(:mod:`sentinel.filecache`): a hook run parses no TOML or INI.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from functools import lru_cache
 
 from sentinel import filecache
-from sentinel.lazyre import lazy_compile
 from sentinel.record import Record, factory
 
-# "off" in an editorconfig means: no limit for these files.
-NO_LIMIT = 0
+CHARS, WIDTH = "chars", "width"
 
 
-class EditorConfigSection(Record, frozen=True):
-    glob: str  # the section header, e.g. "*.py" or "docs/**.md"
-    max_line_length: int | None  # NO_LIMIT for "off", None when the section does not set it
+class LineLengthPolicy(Record, frozen=True):
+    limit: int | None = None  # None: no linter of the project enforces a line length
+    source: str | None = None  # e.g. "ruff E501 in pyproject.toml"
+    counting: str = CHARS  # CHARS (pycodestyle, pylint) or WIDTH (ruff: wide characters count 2)
+    # Patterns (the linter's globs) of files where the enforcing linter ignores the rule.
+    exempt_globs: tuple = factory(tuple)
 
-    @property
-    def pattern(self) -> re.Pattern:
-        return editorconfig_glob(self.glob)
+    def applies_to(self, path: str) -> bool:
+        if self.limit is None:
+            return False
+        if self.exempt_globs:
+            from sentinel.globs import matches
 
-
-class ProjectSettings(Record, frozen=True):
-    python_line_length: int | None = None  # from ruff / black / flake8
-    python_source: str | None = None  # e.g. "ruff in pyproject.toml"
-    editorconfig: tuple[EditorConfigSection, ...] = factory(tuple)
-
-    def line_length(self, path: str, language: str) -> tuple[int | None, str | None]:
-        """(limit, where it came from) for a file; (None, None) when the project says nothing.
-
-        A limit of ``NO_LIMIT`` (0) means the project switched the check off for this file.
-        """
-        if language == "python" and self.python_line_length is not None:
-            return self.python_line_length, self.python_source
-        found: int | None = None
-        for section in self.editorconfig:  # later sections override earlier ones
-            if section.max_line_length is not None and section.pattern.fullmatch(path):
-                found = section.max_line_length
-        if found is not None:
-            return found, ".editorconfig"
-        return None, None
+            return not matches(path, list(self.exempt_globs))
+        return True
 
 
-# Every file the settings are read from: a change to any of them invalidates the cached result.
-_SOURCES = (".ruff.toml", "ruff.toml", "pyproject.toml", "setup.cfg", "tox.ini", ".flake8", ".editorconfig")
-_CACHE_ENTRY = "project-style"
+# Every file the policy is read from: a change to any of them invalidates the cached result.
+_SOURCES = (".ruff.toml", "ruff.toml", "pyproject.toml", "setup.cfg", "tox.ini", ".flake8", ".pylintrc", "pylintrc")
+_CACHE_ENTRY = "line-length-policy"
 
 
 @lru_cache(maxsize=32)
-def project_settings(root: str | None) -> ProjectSettings:
+def project_policy(root: str | None) -> LineLengthPolicy:
     if not root:
-        return ProjectSettings()
+        return LineLengthPolicy()
     files = filecache.read_files([os.path.join(root, name) for name in _SOURCES])
     cache_dir, salt = _cache_dir(root), _salt()
     cached = filecache.load(cache_dir, _CACHE_ENTRY, salt, files)
     if cached is not None:
         try:
-            return ProjectSettings(python_line_length=cached[0], python_source=cached[1],
-                                   editorconfig=tuple(EditorConfigSection(g, n) for g, n in cached[2]))
+            return LineLengthPolicy(limit=cached[0], source=cached[1], counting=cached[2],
+                                    exempt_globs=tuple(cached[3]))
         except (TypeError, ValueError, IndexError):
             pass  # written by another version: rebuild
-    length, source = _python_line_length(root)
-    settings = ProjectSettings(python_line_length=length, python_source=source,
-                               editorconfig=tuple(_editorconfig(os.path.join(root, ".editorconfig"))))
+    policy = _policy(root, files)
     filecache.store(cache_dir, _CACHE_ENTRY, salt, files,
-                    [length, source, [[sec.glob, sec.max_line_length] for sec in settings.editorconfig]])
-    return settings
+                    [policy.limit, policy.source, policy.counting, list(policy.exempt_globs)])
+    return policy
 
 
 def _cache_dir(root: str) -> str | None:
@@ -103,81 +87,199 @@ def _cache_dir(root: str) -> str | None:
 def _salt() -> str:
     from sentinel import __version__
 
-    return f"project-style-v1:{__version__}"
+    return f"line-length-policy-v1:{__version__}"
 
 
-def line_length_for(root: str | None, path: str, language: str) -> tuple[int | None, str | None]:
-    return project_settings(root).line_length(path, language)
+def _policy(root: str, files: dict[str, bytes | None]) -> LineLengthPolicy:
+    found = [p for p in (_ruff(root, files), *_ini_linters(root, files), _pylint(root, files)) if p is not None]
+    enforcing = [p for p in found if p.limit is not None]
+    if not enforcing:
+        return LineLengthPolicy()
+    return min(enforcing, key=lambda p: p.limit)
 
 
-# --- Python tools -----------------------------------------------------------------------
+# --- selection by code prefix (ruff and flake8 resolve select/ignore by specificity) ------------------
 
-def _python_line_length(root: str) -> tuple[int | None, str | None]:
+def _selected(code: str, select: list[str], ignore: list[str]) -> bool:
+    """Is `code` on? The most specific matching prefix wins; on a tie, ignore wins. "ALL" is the least specific."""
+    def best(prefixes: list[str]) -> int:
+        lengths = [0 if p == "ALL" else len(p) for p in prefixes if p == "ALL" or code.startswith(p)]
+        return max(lengths) if lengths else -1
+
+    chosen, ignored = best(select), best(ignore)
+    return chosen >= 0 and chosen > ignored
+
+
+def _codes(value) -> list[str]:
+    if isinstance(value, str):
+        value = value.replace("\n", ",").split(",")
+    if not isinstance(value, list):
+        return []
+    return [str(v).strip().split("#")[0].strip().upper() for v in value if str(v).strip()]
+
+
+# --- ruff ---------------------------------------------------------------------------------------------
+
+_RUFF_DEFAULT_SELECT = ["E4", "E7", "E9", "F"]
+
+
+def _ruff(root: str, files: dict[str, bytes | None]) -> LineLengthPolicy | None:
     for name in (".ruff.toml", "ruff.toml"):
-        table = _toml(os.path.join(root, name))
+        table = _toml(files.get(os.path.join(root, name)))
         if table is not None:
-            value = _ruff_length(table)
-            if value is not None:
-                return value, f"ruff in {name}"
-    pyproject = _toml(os.path.join(root, "pyproject.toml")) or {}
+            return _ruff_policy(table, name)
+    pyproject = _toml(files.get(os.path.join(root, "pyproject.toml"))) or {}
     tool = pyproject.get("tool") if isinstance(pyproject.get("tool"), dict) else {}
-    ruff = tool.get("ruff")
-    if isinstance(ruff, dict):
-        value = _ruff_length(ruff)
-        if value is not None:
-            return value, "ruff in pyproject.toml"
-    black = tool.get("black")
-    if isinstance(black, dict):
-        value = _positive_int(black.get("line-length", black.get("line_length")))
-        if value is not None:
-            return value, "black in pyproject.toml"
-    for name in ("setup.cfg", "tox.ini", ".flake8"):
-        value = _flake8_length(os.path.join(root, name))
-        if value is not None:
-            return value, f"flake8 in {name}"
-    return None, None
-
-
-def _ruff_length(table: dict) -> int | None:
-    # E501 uses pycodestyle.max-line-length when set, else the formatter's line-length.
-    for lint in (table.get("lint"), table):
-        if isinstance(lint, dict) and isinstance(lint.get("pycodestyle"), dict):
-            value = _positive_int(lint["pycodestyle"].get("max-line-length"))
-            if value is not None:
-                return value
-    return _positive_int(table.get("line-length"))
-
-
-def _flake8_length(path: str) -> int | None:
-    if not os.path.isfile(path):
-        return None
-    import configparser  # only projects that have one of these files pay for the import
-
-    parser = configparser.RawConfigParser(strict=False)
-    try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
-        return None
-    if not parser.has_section("flake8"):
-        return None
-    for key in ("max-line-length", "max_line_length"):
-        if parser.has_option("flake8", key):
-            return _positive_int(parser.get("flake8", key))
+    if isinstance(tool.get("ruff"), dict):
+        return _ruff_policy(tool["ruff"], "pyproject.toml")
     return None
 
 
-def _toml(path: str) -> dict | None:
-    if not os.path.isfile(path):
+def _ruff_policy(table: dict, where: str) -> LineLengthPolicy:
+    lint = table.get("lint") if isinstance(table.get("lint"), dict) else {}
+
+    def key(name: str):  # [lint] wins over the deprecated top-level spelling
+        return lint.get(name, table.get(name))
+
+    select = _codes(key("select")) if key("select") is not None else list(_RUFF_DEFAULT_SELECT)
+    select += _codes(key("extend-select"))
+    ignore = _codes(key("ignore")) + _codes(key("extend-ignore"))
+    if not _selected("E501", select, ignore):
+        return LineLengthPolicy(source=f"ruff in {where} (E501 not selected)")
+    limit = None
+    for scope in (lint, table):
+        pycodestyle = scope.get("pycodestyle") if isinstance(scope, dict) else None
+        if isinstance(pycodestyle, dict) and limit is None:
+            limit = _positive_int(pycodestyle.get("max-line-length"))
+    limit = limit or _positive_int(table.get("line-length")) or 88
+    exempt = []
+    for name in ("per-file-ignores", "extend-per-file-ignores"):
+        table_pfi = key(name)
+        if isinstance(table_pfi, dict):
+            exempt += [glob for glob, codes in table_pfi.items() if _selected("E501", _codes(codes), [])]
+    return LineLengthPolicy(limit=limit, source=f"ruff E501 in {where}", counting=WIDTH,
+                            exempt_globs=tuple(exempt))
+
+
+# --- flake8 / pycodestyle (INI) --------------------------------------------------------------------------
+
+# flake8's own default ignore list (used when a project sets none): E501 is not in it.
+_FLAKE8_DEFAULT_SELECT = ["E", "F", "W", "C90"]
+
+
+def _ini_linters(root: str, files: dict[str, bytes | None]) -> list[LineLengthPolicy | None]:
+    out: list[LineLengthPolicy | None] = []
+    for name in ("setup.cfg", "tox.ini", ".flake8"):
+        parser = _ini(files.get(os.path.join(root, name)))
+        if parser is None:
+            continue
+        for section, default_limit in (("flake8", 79), ("pycodestyle", 79), ("pep8", 79)):
+            if parser.has_section(section):
+                out.append(_pycodestyle_policy(parser, section, default_limit, name))
+    return out
+
+
+def _pycodestyle_policy(parser, section: str, default_limit: int, where: str) -> LineLengthPolicy:
+    def get(*names: str) -> str | None:
+        for n in names:
+            for spelling in (n, n.replace("-", "_")):
+                if parser.has_option(section, spelling):
+                    return parser.get(section, spelling)
+        return None
+
+    limit = _positive_int(get("max-line-length")) or default_limit
+    select_raw = get("select")
+    select = _codes(select_raw) if select_raw is not None else list(_FLAKE8_DEFAULT_SELECT)
+    select += _codes(get("extend-select") or "")
+    ignore = _codes(get("ignore") or "") + _codes(get("extend-ignore") or "")
+    per_file = get("per-file-ignores")
+    exempt = _flake8_per_file(per_file) if per_file else []
+    if _selected("E501", select, ignore):
+        return LineLengthPolicy(limit=limit, source=f"{section} E501 in {where}", exempt_globs=tuple(exempt))
+    if section == "flake8" and _selected("B950", select, ignore):
+        # flake8-bugbear: "line too long" only beyond max-line-length + 10%.
+        return LineLengthPolicy(limit=limit + limit // 10, source=f"flake8-bugbear B950 in {where}",
+                                exempt_globs=tuple(exempt))
+    return LineLengthPolicy(source=f"{section} in {where} (E501 ignored)")
+
+
+def _flake8_per_file(value: str) -> list[str]:
+    """`per-file-ignores = tests/*: E501,F401  docs/*.py:E501` -> the globs whose codes include E501."""
+    out, current = [], None
+    for token in value.replace("\n", " ").replace(",", " , ").split():
+        if ":" in token:
+            glob, _, rest = token.partition(":")
+            current = glob.strip()
+            token = rest
+        if current and token and _selected("E501", _codes(token), []):
+            out.append(current)
+    return out
+
+
+# --- pylint ------------------------------------------------------------------------------------------
+
+def _pylint(root: str, files: dict[str, bytes | None]) -> LineLengthPolicy | None:
+    pyproject = _toml(files.get(os.path.join(root, "pyproject.toml"))) or {}
+    tool = pyproject.get("tool") if isinstance(pyproject.get("tool"), dict) else {}
+    if isinstance(tool.get("pylint"), dict):
+        table = tool["pylint"]
+        settings: dict = {}
+        for value in table.values():
+            if isinstance(value, dict):
+                settings.update({k.lower(): v for k, v in value.items()})
+        settings.update({k.lower(): v for k, v in table.items() if not isinstance(v, dict)})
+        return _pylint_policy(settings, "pyproject.toml")
+    for name in (".pylintrc", "pylintrc", "setup.cfg", "tox.ini"):
+        parser = _ini(files.get(os.path.join(root, name)))
+        if parser is None:
+            continue
+        sections = [s for s in parser.sections()
+                    if s.lower().startswith(("pylint", "format", "messages control", "main", "master"))]
+        if name in ("setup.cfg", "tox.ini"):
+            sections = [s for s in sections if s.lower().startswith("pylint")]
+        if not sections:
+            continue
+        settings = {}
+        for s in sections:
+            settings.update({k.lower(): v for k, v in parser.items(s)})
+        return _pylint_policy(settings, name)
+    return None
+
+
+def _pylint_policy(settings: dict, where: str) -> LineLengthPolicy:
+    disabled = {c.lower() for c in _codes(settings.get("disable", []))}
+    if disabled & {"line-too-long", "c0301", "c", "all", "format"}:
+        return LineLengthPolicy(source=f"pylint in {where} (line-too-long disabled)")
+    limit = _positive_int(settings.get("max-line-length")) or 100
+    return LineLengthPolicy(limit=limit, source=f"pylint line-too-long in {where}")
+
+
+# --- readers -----------------------------------------------------------------------------------------
+
+def _toml(data: bytes | None) -> dict | None:
+    if data is None:
         return None
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return None  # a broken tool config is that tool's problem; fall back to our default
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None  # a broken tool config is that tool's problem
+
+
+def _ini(data: bytes | None):
+    if data is None:
+        return None
+    import configparser  # only projects that have one of these files pay for the import
+
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(data.decode("utf-8"))
+    except (configparser.Error, UnicodeDecodeError):
+        return None
+    return parser
 
 
 def _positive_int(value) -> int | None:
@@ -189,107 +291,3 @@ def _positive_int(value) -> int | None:
             return None
         value = int(value)
     return value if isinstance(value, int) and value > 0 else None
-
-
-# --- .editorconfig ----------------------------------------------------------------------
-
-_SECTION = lazy_compile(r"^\s*\[(.*)\]\s*(?:[#;].*)?$")
-_PAIR = lazy_compile(r"^\s*([^=:#;\s][^=:]*?)\s*[=:]\s*(.*?)\s*$")
-
-
-def _editorconfig(path: str) -> list[EditorConfigSection]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError):
-        return []
-    sections: list[EditorConfigSection] = []
-    glob: str | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        m = _SECTION.match(line)
-        if m:
-            glob = m.group(1).strip()
-            continue
-        m = _PAIR.match(line)
-        if not m or glob is None or m.group(1).lower() != "max_line_length":
-            continue
-        value = m.group(2).split(" #")[0].split(" ;")[0].strip().lower()
-        if value == "off":
-            sections.append(EditorConfigSection(glob, NO_LIMIT))
-        else:
-            number = _positive_int(value)
-            if number is not None:
-                sections.append(EditorConfigSection(glob, number))
-    return sections
-
-
-@lru_cache(maxsize=256)
-def editorconfig_glob(glob: str) -> re.Pattern:
-    """Compile an editorconfig section glob to a regex over repository-relative paths.
-
-    A glob without "/" matches the file name in any directory; ``*`` stays within one
-    directory, ``**`` crosses them, ``{a,b}`` and ``{1..9}`` are alternatives.
-    """
-    anchored = "/" in glob
-    body = _glob_to_regex(glob.lstrip("/"))
-    if anchored:
-        return re.compile(body)
-    return re.compile(rf"(?:.*/)?{body}")
-
-
-def _glob_to_regex(glob: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(glob)
-    depth = 0  # inside {...}
-    while i < n:
-        c = glob[i]
-        if c == "\\" and i + 1 < n:
-            out.append(re.escape(glob[i + 1]))
-            i += 2
-            continue
-        if c == "*":
-            if glob.startswith("**", i):
-                out.append(".*")
-                i += 2
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = glob.find("]", i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                inner = glob[i + 1:end]
-                neg = inner.startswith("!")
-                inner = inner[1:] if neg else inner
-                out.append(f"[{'^' if neg else ''}{re.escape(inner)}]")
-                i = end + 1
-                continue
-        elif c == "{":
-            end = glob.find("}", i + 1)
-            numeric = re.fullmatch(r"(-?\d+)\.\.(-?\d+)", glob[i + 1:end]) if end != -1 else None
-            if numeric:
-                lo, hi = sorted((int(numeric.group(1)), int(numeric.group(2))))
-                if hi - lo <= 10000:
-                    out.append("(?:" + "|".join(str(x) for x in range(lo, hi + 1)) + ")")
-                    i = end + 1
-                    continue
-            if end != -1 and "," in glob[i + 1:end]:
-                out.append("(?:")
-                depth += 1
-            else:
-                out.append(re.escape(c))
-        elif c == "," and depth:
-            out.append("|")
-        elif c == "}" and depth:
-            out.append(")")
-            depth -= 1
-        else:
-            out.append(re.escape(c))
-        i += 1
-    out.extend(")" * depth)
-    return "".join(out)

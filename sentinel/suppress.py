@@ -1,31 +1,88 @@
-"""Inline suppressions: ``# sentinel: ignore[SEN301]`` on the line or the line above."""
+"""Inline suppressions, in our syntax and in the syntax a project already uses for its other linters.
+
+A comment on the finding's own line (any line of its span for a multi-line finding) suppresses it when it is:
+
+* ``# sentinel: ignore`` (every rule) or ``# sentinel: ignore[SEN301, SEN302]``;
+* ``# noqa`` (every rule: flake8's and ruff's blanket form) or ``# noqa: E722, S307`` naming our code or one of
+  the rule's equivalents (``Rule.noqa``; flake8-style prefixes such as ``E7`` count);
+* ``# nosec`` (bandit: every *security* rule) or ``# nosec B307`` naming one of the rule's bandit codes;
+* ``# pylint: disable=bare-except`` naming one of the rule's pylint names.
+
+A suppression never reaches the next line: a comment about line 10 says nothing about line 11.
+"""
 
 from __future__ import annotations
 
+import re
+
 from sentinel.lazyre import lazy_compile
 
-_MARK = lazy_compile(r"sentinel:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]+)\])?")
+_SENTINEL = lazy_compile(r"sentinel:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]*)\])?")
+_NOQA = lazy_compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z][A-Za-z0-9]*(?:[\s,]+[A-Za-z][A-Za-z0-9]*)*))?",
+                     re.IGNORECASE)
+_NOSEC = lazy_compile(r"#\s*nosec\b(?::?\s*(?P<codes>B\d+(?:[\s,]+B\d+)*))?", re.IGNORECASE)
+_PYLINT = lazy_compile(r"pylint:\s*disable\s*=\s*(?P<names>[\w-]+(?:\s*,\s*[\w-]+)*)")
+# Cheap gate: most comments are none of these.
+_WORDS = ("sentinel:", "noqa", "nosec", "pylint:")
+
+
+def _split(codes: str) -> set[str]:
+    return {c.strip().upper() for c in codes.replace(",", " ").split() if c.strip()}
 
 
 def suppressed_codes(comment: str) -> set[str] | None:
-    """Codes suppressed by a comment: a set, {"*"} for all, or None when it suppresses nothing."""
-    m = _MARK.search(comment)
+    """Codes a ``sentinel: ignore`` comment names: a set, {"*"} for all, or None when there is none."""
+    m = _SENTINEL.search(comment)
     if not m:
         return None
     codes = m.group("codes")
-    if not codes:
+    if codes is None:
         return {"*"}
-    return {c.strip().upper() for c in codes.split(",") if c.strip()}
+    return _split(codes) or {"*"}
 
 
-def is_suppressed(rule: str, line: int | None, comments: dict[int, str]) -> bool:
+def comment_suppresses(comment: str, code: str, equivalents: tuple = (), security: bool = False) -> bool:
+    """Does this comment suppress rule `code` (with its other-linter `equivalents`)?"""
+    lower = comment.lower()
+    if not any(w in lower for w in _WORDS):
+        return False
+    ours = suppressed_codes(comment)
+    if ours is not None and ("*" in ours or code.upper() in ours):
+        return True
+    upper_equivalents = {e.upper() for e in equivalents}
+    for m in _NOQA.finditer(comment):
+        codes = m.group("codes")
+        if codes is None:
+            return True  # blanket noqa
+        for given in _split(codes):
+            if given == code or given in upper_equivalents:
+                return True
+            # flake8 matches by prefix (E7 covers E722); a lone letter is too broad to mean one rule.
+            if len(given) >= 2 and given[-1].isdigit() and any(e.startswith(given) for e in upper_equivalents):
+                return True
+    m = _NOSEC.search(comment)
+    if m:
+        codes = m.group("codes")
+        if codes is None:
+            return security
+        if _split(codes) & upper_equivalents:
+            return True
+    m = _PYLINT.search(comment)
+    if m:
+        names = {n.strip().lower() for n in m.group("names").split(",")}
+        if "all" in names or names & {e.lower() for e in equivalents}:
+            return True
+    return False
+
+
+def is_suppressed(rule: str, line: int | None, comments: dict[int, str], equivalents: tuple = (),
+                  security: bool = False, end_line: int | None = None) -> bool:
+    """Is a finding of `rule` on `line` (to `end_line`) suppressed by a comment on one of its own lines?"""
     if line is None:
         return False
-    for n in (line, line - 1):
+    last = end_line if end_line and end_line >= line else line
+    for n in range(line, min(last, line + 200) + 1):
         text = comments.get(n)
-        if text is None:
-            continue
-        codes = suppressed_codes(text)
-        if codes and ("*" in codes or rule.upper() in codes):
+        if text is not None and comment_suppresses(text, rule, equivalents, security):
             return True
     return False

@@ -34,16 +34,52 @@ def test_filter_modes_follow_reviewdog_vocabulary(tmp_path, monkeypatch):
         assert ("SEN301" in codes(v)) is expected, mode
 
 
-def test_inline_suppression_same_line_and_line_above():
+def test_inline_suppression_applies_to_its_own_line_only():
     same = "try:\n    g()\nexcept:  # sentinel: ignore[SEN301]\n    pass\n"
     above = "try:\n    g()\n# sentinel: ignore[SEN301]\nexcept:\n    pass\n"
     other = "try:\n    g()\nexcept:  # sentinel: ignore[SEN999]\n    pass\n"
     in_string = "try:\n    g()\nexcept:\n    s = 'sentinel: ignore[SEN301]'\n"
-    for src, suppressed in ((same, True), (above, True), (other, False)):
+    for src, suppressed in ((same, True), (above, False), (other, False)):
         v = gate_new_file("s.py", src)
         assert ("SEN301" in codes(v)) is (not suppressed)
         assert v.suppressed == (1 if suppressed else 0)
     assert "SEN301" in codes(gate_new_file("s.py", in_string))
+    # A trailing suppression on one line says nothing about the next line.
+    two = "try:\n    g()\nexcept:  # sentinel: ignore[SEN301]\n    pass\ntry:\n    h()\nexcept:\n    pass\n"
+    v = gate_new_file("s.py", two)
+    assert [f.line for f in v.findings if f.rule == "SEN301"] == [7]
+
+
+@pytest.mark.parametrize("comment, suppressed", [
+    ("# noqa", True),  # flake8/ruff blanket form: every rule on the line
+    ("# noqa: E722", True),  # pycodestyle's bare-except code
+    ("# noqa:E722,F401", True),
+    ("# noqa: E7", True),  # flake8 prefix
+    ("# NOQA: E722", True),
+    ("# noqa: SEN301", True),
+    ("# noqa: F401", False),  # another rule
+    ("# pylint: disable=bare-except", True),
+    ("# pylint: disable=unused-import", False),
+    ("# nosec", False),  # bare except is not a security rule
+    ("# type: ignore", False),
+])
+def test_other_linters_suppressions_are_honoured(comment, suppressed):
+    v = gate_new_file("s.py", f"try:\n    g()\nexcept:  {comment}\n    pass\n")
+    assert ("SEN301" in codes(v)) is (not suppressed)
+
+
+@pytest.mark.parametrize("comment, suppressed", [
+    ("# nosec", True),  # bandit's blanket form covers security rules
+    ("# nosec B307", True),  # bandit's eval code
+    ("# nosec: B307", True),
+    ("# nosec B101", False),
+    ("# noqa: S307", True),  # ruff's flake8-bandit code
+    ("# noqa: PGH001", True),
+    ("# noqa: E501", False),
+])
+def test_nosec_and_bandit_codes_for_security_rules(comment, suppressed):
+    v = gate_new_file("s.py", f"def run(expr):\n    return eval(expr)  {comment}\n")
+    assert ("SEN303" in codes(v)) is (not suppressed)
 
 
 def test_severity_override_and_off():

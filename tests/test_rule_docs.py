@@ -82,4 +82,6 @@ def test_counter_example_is_clean(rule, request):
     task = rule.counter_example_task if rule.counter_example_task is not None else rule.example_task
     verdict = _gate(rule, rule.counter_example_path or rule.example_path, rule.counter_example, message, task,
                     _config(rule, request))
-    assert rule.code not in codes(verdict), f"{rule.code} counter-example fired: {verdict.findings}"
+    # What to write instead may still earn a note (a tracked TODO is information), never a warning or a block.
+    fired = [f for f in verdict.findings if f.rule == rule.code and f.severity.value != "info"]
+    assert not fired, f"{rule.code} counter-example fired: {fired}"

@@ -45,7 +45,7 @@ TAB_FILE = ["def load(path):", "\twith open(path) as fh:", "\t\treturn fh.read()
 
 
 FIRES = [
-    ("200-char line, default settings", new_file_diff("app.py", LONG + "\n"), "SEN202"),
+    ("200-char line, style.line-length 120", new_file_diff("app.py", LONG + "\n"), "SEN202"),
     ("spaces added to a tab-indented file",
      modification("pkg/tabbed_mod.py", TAB_FILE, ["def save(path):\n", "    pass\n"]), "SEN201"),
     ("tabs added to a space-indented file",
@@ -67,7 +67,7 @@ FIRES = [
 
 @pytest.mark.parametrize("name, diff, code", FIRES, ids=[c[0] for c in FIRES])
 def test_fires(name, diff, code):
-    assert code in style_codes(gate_diff(diff)), name
+    assert code in style_codes(gate_diff(diff, {"style": {"line-length": 120}})), name
 
 
 CLEAN = [
@@ -136,10 +136,10 @@ def test_line_endings_follow_the_file_content(tmp_path, before, after, fires):
 
 
 def test_findings_are_specific():
-    verdict = gate_new_file("app.py", LONG + "\n")
+    verdict = gate_new_file("app.py", LONG + "\n", {"style": {"line-length": 120}})
     [f] = [f for f in verdict.findings if f.rule == "SEN202"]
     assert f.line == 1 and f.column == 121
-    assert f.message == "line is 200 characters, over the limit of 120 (default)"
+    assert f.message == "line is 200 characters, over the limit of 120 (style.line-length)"
 
 
 def test_a_block_of_offending_lines_is_one_finding():
@@ -188,107 +188,132 @@ def test_block_comment_bodies_are_prose():
 
 
 def test_characters_not_bytes():
-    assert "SEN202" not in codes(gate_new_file("app.py", "s = '" + "é" * 110 + "'\n"))
+    cfg = {"style": {"line-length": 100}}
+    assert "SEN202" not in codes(gate_new_file("app.py", "s = '" + "é" * 90 + "'\n", cfg))
 
 
 def test_only_added_lines_are_judged():
-    long_old = "y = '" + "b" * 200 + "'"
+    long_old = "y = f('" + "b " * 100 + "')"
     diff = modification("pkg/old_long.py", [long_old, "z = 1  "], ["w = 2\n"])
-    assert style_codes(gate_diff(diff)) == []
-    assert "SEN202" in style_codes(gate_diff(diff, filter_mode=FilterMode.FILE))
+    cfg = {"style": {"line-length": 100}}
+    assert style_codes(gate_diff(diff, cfg)) == []
+    assert "SEN202" in style_codes(gate_diff(diff, cfg, filter_mode=FilterMode.FILE))
 
 
-# --- line length from config and from the project -------------------------------------------------
+# --- line length: only what the project's own linter enforces ----------------------------------------
+
+LONG_CALL = "x = compute(" + ", ".join(f"arg_{i}" for i in range(20)) + ")\n"  # 166 characters
+
 
 def test_configured_line_length_wins(tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 200\n")
-    diff = new_file_diff("app.py", "x = '" + "a" * 100 + "'\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 200\n[tool.ruff.lint]\nselect = ['E']\n")
+    diff = new_file_diff("app.py", LONG_CALL)
     assert "SEN202" in codes(gate_diff(diff, {"style": {"line-length": 80}}, root=str(tmp_path)))
-    assert "SEN202" not in codes(gate_diff(diff, {"style": {"default-line-length": 80}}, root=str(tmp_path)))
-    assert "SEN202" in codes(gate_diff(diff, {"style": {"default-line-length": 80}}))
+    assert "SEN202" not in codes(gate_diff(diff, root=str(tmp_path)))
+
+
+def test_no_default_limit_when_no_linter_enforces_one(tmp_path):
+    """A project that sets nothing, or only a formatter, has chosen no line-length rule."""
+    assert "SEN202" not in codes(gate_diff(new_file_diff("app.py", LONG_CALL)))
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 88\n[tool.ruff]\nline-length = 88\n")
+    assert "SEN202" not in codes(gate_diff(new_file_diff("app.py", LONG_CALL), root=str(tmp_path)))
 
 
 def test_project_limit_applies_through_the_engine(tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 88\n")
-    verdict = gate_diff(new_file_diff("app.py", "x = '" + "a" * 90 + "'\n"), root=str(tmp_path))
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 88\n")
+    verdict = gate_diff(new_file_diff("app.py", LONG_CALL), root=str(tmp_path))
     [f] = [f for f in verdict.findings if f.rule == "SEN202"]
-    assert f.message.endswith("over the limit of 88 (black in pyproject.toml)")
-
-
-def test_editorconfig_off_disables_the_limit(tmp_path):
-    (tmp_path / ".editorconfig").write_text(
-        "root = true\n\n[*]\nmax_line_length = 100\n\n[*.sh]\nmax_line_length = off\n")
-    assert "SEN202" not in codes(gate_diff(new_file_diff("run.sh", "echo " + "w " * 80 + "\n"), root=str(tmp_path)))
-    assert "SEN202" in codes(gate_diff(new_file_diff("app.js", "f(" + "a, " * 40 + ");\n"), root=str(tmp_path)))
+    assert f.message.endswith("over the limit of 88 (flake8 E501 in setup.cfg)")
+    assert f.severity.value == "warning"
 
 
 def _root(tmp_path, files: dict[str, str]) -> str:
     for name, text in files.items():
         (tmp_path / name).write_text(text)
+    projectconf.project_policy.cache_clear()
     return str(tmp_path)
 
 
-@pytest.mark.parametrize("files, path, expected", [
-    ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n"}, "a.py", (100, "ruff in pyproject.toml")),
-    ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n[tool.ruff.lint.pycodestyle]\nmax-line-length = 110\n"},
-     "a.py", (110, "ruff in pyproject.toml")),
-    ({"ruff.toml": "line-length = 90\n", "pyproject.toml": "[tool.ruff]\nline-length = 100\n"},
-     "a.py", (90, "ruff in ruff.toml")),
-    ({".ruff.toml": "line-length = 91\n", "ruff.toml": "line-length = 90\n"}, "a.py", (91, "ruff in .ruff.toml")),
-    ({"pyproject.toml": "[tool.black]\nline-length = 88\n"}, "a.py", (88, "black in pyproject.toml")),
-    ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n[tool.black]\nline-length = 88\n"},
-     "a.py", (100, "ruff in pyproject.toml")),
-    ({"setup.cfg": "[metadata]\nname = x\n[flake8]\nmax-line-length = 99\n"}, "a.py", (99, "flake8 in setup.cfg")),
-    ({"tox.ini": "[flake8]\nmax_line_length = 98\n"}, "a.py", (98, "flake8 in tox.ini")),
-    ({".flake8": "[flake8]\nmax-line-length = 97\nextend-ignore = E203\n"}, "a.py", (97, "flake8 in .flake8")),
-    ({"setup.cfg": "[metadata]\nname = x\n", ".flake8": "[flake8]\nmax-line-length = 97\n"},
-     "a.py", (97, "flake8 in .flake8")),
-    ({".editorconfig": "[*]\nmax_line_length = 80\n[*.py]\nmax_line_length = 100\n"}, "pkg/a.py",
-     (100, ".editorconfig")),
-    ({".editorconfig": "[*.{js,ts}]\nmax_line_length = 90\n"}, "web/a.ts", (90, ".editorconfig")),
-    ({".editorconfig": "[*.{js,ts}]\nmax_line_length = 90\n"}, "a.py", (None, None)),
-    ({".editorconfig": "[lib/**.js]\nmax_line_length = 70\n"}, "lib/x/y.js", (70, ".editorconfig")),
-    ({".editorconfig": "[lib/**.js]\nmax_line_length = 70\n"}, "src/lib/y.js", (None, None)),
-    ({".editorconfig": "[Makefile]\nmax_line_length = off\n"}, "sub/Makefile", (0, ".editorconfig")),
-    # ruff/black/flake8 lint Python only: JavaScript falls through to the editorconfig.
-    ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n", ".editorconfig": "[*]\nmax_line_length = 80\n"},
-     "a.js", (80, ".editorconfig")),
-    ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n", ".editorconfig": "[*]\nmax_line_length = 80\n"},
-     "a.py", (100, "ruff in pyproject.toml")),
-    ({"pyproject.toml": "[tool.ruff\nbroken"}, "a.py", (None, None)),
-    ({"pyproject.toml": "[tool.ruff]\nline-length = 'wide'\n"}, "a.py", (None, None)),
-    ({}, "a.py", (None, None)),
+@pytest.mark.parametrize("files, expected", [
+    # ruff: only with E501 selected, by any prefix, and not ignored by a more specific one.
+    ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n"}, (None, None)),
+    ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n[tool.ruff.lint]\nselect = ['E', 'F']\n"},
+     (100, "ruff E501 in pyproject.toml")),
+    ({"pyproject.toml": "[tool.ruff.lint]\nextend-select = ['E501']\n"}, (88, "ruff E501 in pyproject.toml")),
+    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['ALL']\n"}, (88, "ruff E501 in pyproject.toml")),
+    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['ALL']\nignore = ['E501']\n"}, (None, None)),
+    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\nignore = ['E501']  # left to the formatter\n"},
+     (None, None)),
+    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E501']\nignore = ['E']\n"}, (88, "ruff E501 in pyproject.toml")),
+    ({"pyproject.toml": "[tool.ruff]\nline-length = 100\nselect = ['E']\n[tool.ruff.lint.pycodestyle]\n"
+                        "max-line-length = 110\n"}, (110, "ruff E501 in pyproject.toml")),
+    ({"ruff.toml": "line-length = 90\n[lint]\nselect = ['E5']\n",
+      "pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n"}, (90, "ruff E501 in ruff.toml")),
+    # flake8 / pycodestyle: E501 is on unless ignored; 79 by default.
+    ({"setup.cfg": "[metadata]\nname = x\n[flake8]\nmax-line-length = 99\n"}, (99, "flake8 E501 in setup.cfg")),
+    ({"tox.ini": "[flake8]\nexclude = .tox\n"}, (79, "flake8 E501 in tox.ini")),
+    ({".flake8": "[flake8]\nmax-line-length = 97\nextend-ignore = E203, E501\n"}, (None, None)),
+    ({".flake8": "[flake8]\nmax-line-length = 80\nextend-ignore = E501\nextend-select = B950\n"},
+     (88, "flake8-bugbear B950 in .flake8")),
+    ({"setup.cfg": "[flake8]\nselect = F\n"}, (None, None)),
+    ({"setup.cfg": "[pycodestyle]\nmax-line-length = 120\n"}, (120, "pycodestyle E501 in setup.cfg")),
+    # pylint: line-too-long unless disabled; 100 by default.
+    ({"pyproject.toml": "[tool.pylint.format]\nmax-line-length = 95\n"}, (95, "pylint line-too-long in pyproject.toml")),
+    ({"pyproject.toml": "[tool.pylint.'messages control']\ndisable = ['line-too-long']\n"}, (None, None)),
+    ({".pylintrc": "[MESSAGES CONTROL]\ndisable=C0114\n"}, (100, "pylint line-too-long in .pylintrc")),
+    # Several linters: the strictest enforcing one.
+    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n", "setup.cfg": "[flake8]\nmax-line-length = 79\n"},
+     (79, "flake8 E501 in setup.cfg")),
+    ({"pyproject.toml": "[tool.ruff\nbroken"}, (None, None)),
+    ({}, (None, None)),
 ])
-def test_project_line_length(tmp_path, files, path, expected):
-    from sentinel.languages import detect_language
+def test_project_line_length(tmp_path, files, expected):
     root = _root(tmp_path, files)
-    assert projectconf.line_length_for(root, path, detect_language(path)) == expected
+    policy = projectconf.project_policy(root)
+    assert (policy.limit, policy.source if policy.limit else None) == expected
 
 
-def test_project_settings_are_read_once_per_root(tmp_path):
-    root = _root(tmp_path, {"pyproject.toml": "[tool.ruff]\nline-length = 100\n"})
-    first = projectconf.project_settings(root)
-    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 50\n")
-    assert projectconf.project_settings(root) is first
-    projectconf.project_settings.cache_clear()
-    assert projectconf.project_settings(root).python_line_length == 50
+def test_per_file_ignores_exempt_those_files(tmp_path):
+    root = _root(tmp_path, {"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n"
+                                              "[tool.ruff.lint.per-file-ignores]\n'tests/*' = ['E501']\n",
+                            "setup.cfg": ""})
+    policy = projectconf.project_policy(root)
+    assert policy.applies_to("src/a.py") and not policy.applies_to("tests/test_a.py")
+    root2 = _root(tmp_path, {"pyproject.toml": "", "setup.cfg": "[flake8]\nper-file-ignores =\n"
+                                                                "    docs/*.py: E501,F401\n"})
+    policy = projectconf.project_policy(root2)
+    assert policy.applies_to("src/a.py") and not policy.applies_to("docs/conf.py")
 
 
-@pytest.mark.parametrize("glob, path, matches", [
-    ("*", "a/b/c.txt", True),
-    ("*.py", "deep/dir/x.py", True),
-    ("*.py", "x.pyc", False),
-    ("src/*.py", "src/x.py", True),
-    ("src/*.py", "src/a/x.py", False),
-    ("src/**.py", "src/a/x.py", True),
-    ("{package.json,.travis.yml}", "package.json", True),
-    ("file{1..3}.txt", "file2.txt", True),
-    ("file{1..3}.txt", "file4.txt", False),
-    ("[Mm]akefile", "Makefile", True),
-    ("*.[ch]", "lib.h", True),
+def test_ruff_counts_wide_characters_as_two(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 40\n[tool.ruff.lint]\nselect = ['E']\n")
+    projectconf.project_policy.cache_clear()
+    line = "s = f('" + "漢字" * 9 + "', x)\n"  # 30 characters, 48 columns
+    assert "SEN202" in codes(gate_diff(new_file_diff("app.py", line), root=str(tmp_path)))
+
+
+@pytest.mark.parametrize("line, reported", [
+    ("x = f(" + "a, " * 30 + "b)", True),
+    ("y = call(argument_one, argument_two)  # type: ignore[attr-defined]  # pyright: ignore[reportGeneral]", False),
+    ("y = call(argument_one, argument_two)  # noqa: B008 -- the default is evaluated once, on purpose", False),
+    ("y = call(argument_one, argument_two)  # pragma: no cover (platform specific branch, see the docs)", False),
+    ("z = call(argument_one, argument_two, argument_three, argument_four, argument_five)  # type: ignore", True),
+    ("# See https://github.com/pallets/werkzeug/blob/main/src/werkzeug/routing/rules.py#L100-L140", False),
+    ('    "a long message that explains exactly what went wrong and how to repair it in the config",', False),
+    ("**{'first_keyword_argument': first_value, 'second_keyword_argument': second_value}", True),
 ])
-def test_editorconfig_globs(glob, path, matches):
-    assert bool(projectconf.editorconfig_glob(glob).fullmatch(path)) is matches
+def test_long_line_exemptions_follow_ruff(line, reported):
+    cfg = {"style": {"line-length": 60}}
+    assert ("SEN202" in codes(gate_new_file("app.py", line + "\n", cfg))) is reported
+
+
+def test_policy_is_read_once_per_root(tmp_path):
+    root = _root(tmp_path, {"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n[tool.ruff]\nline-length = 100\n"})
+    first = projectconf.project_policy(root)
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 50\n[tool.ruff.lint]\nselect = ['E']\n")
+    assert projectconf.project_policy(root) is first
+    projectconf.project_policy.cache_clear()
+    assert projectconf.project_policy(root).limit == 50
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -315,7 +340,8 @@ def test_indentation_style(lines, expected):
     (LONG, False),
 ])
 def test_long_line_exemptions(line, exempt):
-    assert style._long_line_exempt(line, 120) is exempt
+    verdict = gate_new_file("app.py", line + "\n", {"style": {"line-length": 120}})
+    assert ("SEN202" not in codes(verdict)) is exempt
 
 
 def test_runs():
@@ -338,7 +364,7 @@ QUIET = "[drift]\nenabled = false\n\n[claims]\nenabled = false\n"
 
 def test_cli_reports_style_findings_on_staged_changes(repo):
     repo.write(".sentinel.toml", QUIET)
-    repo.write("pyproject.toml", "[tool.ruff]\nline-length = 79\n")
+    repo.write("pyproject.toml", "[tool.ruff]\nline-length = 79\n[tool.ruff.lint]\nselect = ['E']\n")
     repo.write("tabbed.py", "def f():\n\treturn 1\n")
     repo.write("crlf.py", "a = 1\nb = 2\nc = 3\n")
     repo.add(".sentinel.toml", "pyproject.toml", "tabbed.py", "crlf.py")
@@ -351,7 +377,7 @@ def test_cli_reports_style_findings_on_staged_changes(repo):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     for code in ("SEN201", "SEN202", "SEN204"):
         assert code in proc.stdout
-    assert "over the limit of 79 (ruff in pyproject.toml)" in proc.stdout
+    assert "over the limit of 79 (ruff E501 in pyproject.toml)" in proc.stdout
 
 
 def test_cli_blocks_wildcard_import(repo):

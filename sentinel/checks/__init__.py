@@ -5,6 +5,7 @@ imported only when their check is enabled, so disabled or heavy checks cost noth
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 # Order is the order of the gate: the four code checks, then the intent checks.

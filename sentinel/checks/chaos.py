@@ -22,7 +22,9 @@ from sentinel.checks.secrets import (
     TOKEN_GATE,
     assess_value,
     classify_name,
+    find_aws_secret,
     find_tokens,
+    find_url_credentials,
     private_key_at,
     redact_line,
     redact_value,
@@ -31,7 +33,9 @@ from sentinel.checks.secrets import (
 from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
 from sentinel.lazyre import lazy_compile
 from sentinel.models import FileStatus, FilterMode, Finding, Severity
-from sentinel.rules import Rule
+from sentinel import roles
+from sentinel.roles import CI, TEST
+from sentinel.rules import EVERYWHERE, INFO, OFF, QUALITY_ROLES, SECURITY_ROLES, Rule
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -44,6 +48,7 @@ RULES: tuple[Rule, ...] = (
         counter_example="def load(path):\n    try:\n        return open(path).read()\n"
                         "    except FileNotFoundError:\n        return ''\n",
         hint="Catch the specific exceptions you expect (e.g. `except (OSError, ValueError):`).",
+        roles=QUALITY_ROLES, noqa=("E722", "B001", "bare-except", "W0702"), fix="safe",
     ),
     Rule(
         code="SEN302", name="swallowed-broad-except", check="chaos", severity=Severity.ERROR,
@@ -58,6 +63,9 @@ RULES: tuple[Rule, ...] = (
                         "        cache.reload()\n    except Exception:\n"
                         "        log.warning('cache reload failed', exc_info=True)\n",
         hint="Catch the specific exception, or log / re-raise it instead of discarding it.",
+        roles={**QUALITY_ROLES, TEST: INFO},
+        noqa=("BLE001", "S110", "S112", "B110", "B112", "SIM105", "broad-except", "broad-exception-caught", "W0703",
+              "W0718"),
     ),
     Rule(
         code="SEN303", name="eval-exec", check="chaos", severity=Severity.ERROR,
@@ -69,6 +77,8 @@ RULES: tuple[Rule, ...] = (
         example="def compute(expression):\n    return eval(expression)\n",
         counter_example="import ast\n\n\ndef compute(expression):\n    return ast.literal_eval(expression)\n",
         hint="Parse the data instead (ast.literal_eval, json.loads) or dispatch on a dict of allowed operations.",
+        roles={**SECURITY_ROLES, TEST: INFO},
+        noqa=("S307", "S102", "B307", "B102", "PGH001", "eval-used", "exec-used", "W0123", "W0122"), security=True,
     ),
     Rule(
         code="SEN304", name="hardcoded-credential", check="chaos", severity=Severity.ERROR,
@@ -90,6 +100,7 @@ RULES: tuple[Rule, ...] = (
         counter_example='import os\n\nimport psycopg2\n\nconn = psycopg2.connect(host="db", user="app", '
                         'password=os.environ["DB_PASSWORD"])\n',
         hint="Read it from the environment or a secret manager, and rotate the value that was exposed.",
+        roles=EVERYWHERE, noqa=("S105", "S106", "S107", "B105", "B106", "B107"), security=True,
     ),
     Rule(
         code="SEN305", name="unguarded-none-access", check="chaos", severity=Severity.WARNING,
@@ -105,6 +116,7 @@ RULES: tuple[Rule, ...] = (
                         '    if m is None:\n        raise ValueError(f"not a version: {version!r}")\n'
                         '    return m.group(1)\n',
         hint="Check the result for None first (or pass a default to .get()).",
+        roles={**QUALITY_ROLES, TEST: OFF, CI: OFF},
     ),
 )
 BARE_EXCEPT, SWALLOWED, EVAL_EXEC, CREDENTIAL, NONE_ACCESS = RULES
@@ -114,15 +126,9 @@ _JS = frozenset({"javascript", "typescript"})
 _CONFIG_LANGS = frozenset({"dotenv", "yaml", "toml", "ini", "shell", "make", "docker", "unknown"})
 _CODE_LANGS = frozenset(SLASH_COMMENT | {"ruby", "perl", "lua", "json", "python"})
 _LEXED_LANGS = frozenset(HASH_COMMENT | SLASH_COMMENT | {"sql", "rust"})
-# Generated files whose keys are package names ("js-tokens": "^4.0.0"), never credentials.
-_LOCKFILE = lazy_compile(r"(?:^|/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|"
-                         r"poetry\.lock|Pipfile\.lock|Cargo\.lock|composer\.lock|Gemfile\.lock|go\.sum|uv\.lock)$|"
-                         r"\.lock$")
-_TEST_PATH = lazy_compile(r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|testdata|fixtures)/|"
-                          r"(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|[^/]*\.(?:test|spec)\.\w+|conftest\.py)$")
-# Documentation examples and templates: names there hold stand-ins (token formats still count).
-_EXAMPLE_PATH = lazy_compile(r"(?:^|/)(?:examples?|samples?)(?:[._-][^/]*)?/|"
-                             r"[._-](?:example|sample|template)s?(?:[._-][^/]*)?$", re.IGNORECASE)
+# Configuration templates committed as such (settings.example.py, .env.sample, config.template.yaml): the
+# values under secret names there are stand-ins; token formats still count. Folders of examples have a role.
+_TEMPLATE_FILE = lazy_compile(r"[._-](?:example|sample|template|dist)s?(?:[._-][^/]*)?$", re.IGNORECASE)
 _FIXTURE_MARK = lazy_compile(r"(?:#|//|/\*|--).*sentinel:\s*fixture")
 
 # Gates: which lines in scope could matter at all, before any parsing.
@@ -183,13 +189,14 @@ def _lower(ctx: FileContext) -> str:
     return low
 
 
-def _is_test_file(path: str) -> bool:
-    return _TEST_PATH.search(path) is not None
+# Roles whose files hold real configuration: a literal under a secret name there is a credential. Elsewhere
+# (tests, fixtures, docs, examples, stubs, generated and vendored files) only unmistakable secret formats count.
+_NAMES_ROLES = frozenset({roles.PRODUCT, roles.CI})
+_TRUSTED_ROLES = frozenset({roles.PRODUCT, roles.CI, roles.GENERATED, roles.VENDORED})
 
 
 class _LazyFlag:
-    """A per-file fact computed on first use: most files never need to know, and deciding
-    compiles path patterns that would otherwise cost more than checking a small commit."""
+    """A per-file fact computed on first use: most files never need to know."""
 
     __slots__ = ("_decide", "_value")
 
@@ -210,18 +217,19 @@ def _fixture_marked(ctx: FileContext, line: int) -> bool:
 # --- entry point --------------------------------------------------------------------------------
 
 def check_file(ctx: FileContext) -> list[Finding]:
-    if ctx.language in PROSE:
-        return []
+    role = ctx.change.role
     cfg = ctx.config.chaos
     extra = tuple(cfg.extra_secret_names)
-    secrets_on = not ctx.path_matches(cfg.fixture_paths)
-    in_test = _LazyFlag(lambda: _is_test_file(ctx.path))
+    if cfg.fixture_paths and ctx.config.matcher(cfg.fixture_paths).match(ctx.path):
+        role = roles.FIXTURE
+    # Outside product code, values that look like test data are stand-ins (a token containing "test").
+    in_test = role not in _TRUSTED_ROLES
     out: list[Finding] = []
     token_lines: set[int] = set()
-    if secrets_on:
-        out.extend(_token_findings(ctx, in_test, token_lines))
-    names_on = _LazyFlag(lambda: secrets_on and not _LOCKFILE.search(ctx.path)
-                         and not _EXAMPLE_PATH.search(ctx.path))
+    out.extend(_token_findings(ctx, in_test, token_lines))
+    if ctx.language in PROSE:
+        return out  # prose holds no code: only unmistakable secret formats are looked for
+    names_on = _LazyFlag(lambda: role in _NAMES_ROLES and not _TEMPLATE_FILE.search(ctx.path))
     if ctx.language == "python":
         out.extend(_python(ctx, names_on, extra, in_test, token_lines))
     else:
@@ -233,23 +241,44 @@ def check_file(ctx: FileContext) -> list[Finding]:
 
 # --- SEN304: token formats (any file) -----------------------------------------------------------
 
+# Lines that could hold a token format, a password inside a URL, or an AWS secret key.
+_SECRET_LINE_GATE = lazy_compile(TOKEN_GATE.pattern + r"|://[^\s/@]{0,128}:[^\s/@]{1,256}@|"
+                                 r"[Aa][Ww][Ss].{0,40}[Ss][Ee][Cc][Rr][Ee][Tt]")
+
+
 def _token_findings(ctx: FileContext, in_test, token_lines: set[int]) -> list[Finding]:
+    """Unmistakable secret formats, in every file and every role (a real key in a test still leaks)."""
     out: list[Finding] = []
-    for n in _matching_lines(ctx, TOKEN_GATE):
+    for n in _matching_lines(ctx, _SECRET_LINE_GATE):
         if in_test and _fixture_marked(ctx, n):
             continue
         raw = ctx.line(n)
-        for start, _, kind in find_tokens(raw, in_test):
-            token_lines.add(n)
-            out.append(ctx.finding(CREDENTIAL, n, f"{kind} in the change", column=start + 1,
-                                   code=redact_line(raw.strip())))
-            break
+        found = next(iter(find_tokens(raw, in_test)), None)
+        if found is not None:
+            kind, column = found[2], found[0] + 1
+        elif PRIVATE_KEY_BEGIN.search(raw) and private_key_at(ctx.lines, n, in_test):
+            kind, column = "private key block", None
         else:
-            if PRIVATE_KEY_BEGIN.search(raw) and private_key_at(ctx.lines, n, in_test):
-                token_lines.add(n)
-                out.append(ctx.finding(CREDENTIAL, n, "private key block in the change",
-                                       code=redact_line(raw.strip())))
+            url = next(iter(find_url_credentials(raw, in_test)), None)
+            aws = find_aws_secret(raw, in_test) if url is None else None
+            if url is not None:
+                kind, column = "password inside a URL", url[0] + 1
+            elif aws is not None:
+                kind, column = "AWS secret access key", aws[0] + 1
+            else:
+                continue
+        token_lines.add(n)
+        out.append(ctx.finding(CREDENTIAL, n, f"{kind} in the change", column=column,
+                               code=_redacted_line(raw)))
     return out
+
+
+def _redacted_line(raw: str) -> str:
+    code = redact_line(raw.strip())
+    aws = find_aws_secret(code)
+    if aws is not None:
+        code = code[:aws[0]] + redact_value(code[aws[0]:aws[1]]) + code[aws[1]:]
+    return code
 
 
 def _cred_message(name: str, reason: str) -> str:
@@ -361,40 +390,141 @@ def _py_handlers(ctx: FileContext, selected) -> list[Finding]:
                                    "and SystemExit", column=h.col_offset + 1))
         elif _is_broad(h.type) and all(_does_nothing(s) for s in h.body):
             caught = ast.unparse(h.type)
-            out.append(ctx.finding(SWALLOWED, h.lineno, f"`except {caught}` swallows every error "
-                                   f"(body is only {_describe(h.body[0])})", column=h.col_offset + 1))
+            why = _best_effort(ctx, h)
+            f = ctx.finding(SWALLOWED, h.lineno, f"`except {caught}` swallows every error "
+                            f"(body is only {_describe(h.body[0])})" + (f"; {why}" if why else ""),
+                            column=h.col_offset + 1)
+            if why:
+                f.severity = Severity.WARNING  # visible in review, not a block: the failure is not the point
+            out.append(f)
     return out
 
 
-def _rebound(ctx: FileContext, names: set[str]) -> set[str]:
-    """Which of these builtin names the module rebinds (def, class, import, assignment, parameter)."""
-    bound: set[str] = set()
-    for node in ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-        if node.name in names:
-            bound.add(node.name)
-    for node in ctx.nodes(ast.Import, ast.ImportFrom):
-        for alias in node.names:
-            local = (alias.asname or alias.name).split(".")[0]
-            if local in names:
-                bound.add(local)
-    for node in ctx.nodes(ast.arg):
-        if node.arg in names:
-            bound.add(node.arg)
-    for node in ctx.nodes(ast.Name):
-        if node.id in names and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-    return bound
+# Calls whose failure does not matter once the real work is done: releasing and removing things.
+_CLEANUP_CALLS = frozenset({
+    "close", "aclose", "unlink", "remove", "rmtree", "rmdir", "removedirs", "delete", "discard", "kill",
+    "terminate", "shutdown", "cancel", "release", "disconnect", "cleanup", "clear", "flush", "stop", "join",
+    "unregister", "detach", "dispose", "teardown", "unlock", "wait", "closed", "__exit__", "__aexit__",
+    "send_signal", "unsubscribe", "reset", "restore", "setblocking", "settimeout", "collect",
+})
+_CLEANUP_FUNCS = lazy_compile(r"^(?:__del__|__exit__|__aexit__|close|aclose|cleanup|_?clean_?up|teardown|tear_down|"
+                              r"shutdown|dispose|release|stop|terminate|finalize|_finalize|__delete__)$|close|cleanup|"
+                              r"teardown|shutdown|dispose", re.I)
+_NOT_AN_EXPLANATION = lazy_compile(r"^#\s*(?:pragma:|noqa|type:|pyright:|nosec|fmt:|pylint:|sentinel:|"
+                                   r"(?:TODO|FIXME|XXX|HACK)\b)", re.I)
+
+
+def _best_effort(ctx: FileContext, handler: ast.ExceptHandler) -> str | None:
+    """Why swallowing is deliberate here, or None when the handler discards the failure of the main work.
+
+    Best-effort work is the idiom broad silent handlers exist for: releasing or removing resources, `__del__`
+    and `close()` methods, optional imports, side work after the main result is settled; an author who
+    explains the handler in a comment has made the decision visible."""
+    comments = ctx.lexed.comments
+    last = max(getattr(handler, "end_lineno", None) or handler.lineno, handler.lineno)
+    for n in range(handler.lineno, last + 1):
+        comment = comments.get(n)
+        if comment and len(comment) > 6 and not _NOT_AN_EXPLANATION.match(comment):
+            return "explained in a comment"
+    try_node = ctx.parent(handler)
+    body = getattr(try_node, "body", None) or []
+    if body and all(_is_cleanup(stmt) for stmt in body):
+        return "best-effort cleanup"
+    if body and all(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in body):
+        return "optional import"
+    func = next((a for a in ctx.ancestors(handler) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is not None and _CLEANUP_FUNCS.search(func.name):
+        return f"in {func.name}(), where failures to release are not the caller's concern"
+    if _after_the_result(ctx, try_node):
+        return "side work after the result is settled"
+    return None
+
+
+def _is_cleanup(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Delete):
+        return True
+    if isinstance(stmt, (ast.Expr, ast.Await)):
+        call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
+        if isinstance(call, ast.Await):
+            call = call.value
+        if isinstance(call, ast.Call):
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            return name in _CLEANUP_CALLS
+    return False
+
+
+def _after_the_result(ctx: FileContext, try_node) -> bool:
+    """The try sits in a `finally:` or an error path, or right before `return x` of a value computed earlier."""
+    parent = ctx.parent(try_node) if try_node is not None else None
+    if isinstance(parent, ast.Try) and try_node in parent.finalbody:
+        return True
+    if isinstance(parent, ast.ExceptHandler):
+        return True
+    block = None
+    for name in ("body", "orelse", "finalbody"):
+        stmts = getattr(parent, name, None)
+        if isinstance(stmts, list) and try_node in stmts:
+            block = stmts
+            break
+    if not block:
+        return False
+    at = block.index(try_node)
+    following = block[at + 1] if at + 1 < len(block) else None
+    if not (isinstance(following, ast.Return) and isinstance(following.value, ast.Name)):
+        return False
+    name = following.value.id
+    assigned_before = any(isinstance(t, ast.Name) and t.id == name
+                          for stmt in block[:at] if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                          for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]))
+    assigned_inside = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                          for stmt in try_node.body for n in ast.walk(stmt))
+    return assigned_before and not assigned_inside
+
+
+def _bound_in(scope: ast.AST, name: str) -> bool:
+    """Does `scope` (a module or a function) bind `name` itself: a def, class, import, assignment or parameter
+    of its own — not one of a nested function, whose names are its own business."""
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = scope.args
+        if any(arg.arg == name for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg):
+            return True
+    todo = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                return True
+            todo.extend(node.decorator_list)
+            continue  # a nested scope
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((alias.asname or alias.name).split(".")[0] == name for alias in node.names):
+                return True
+        elif isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _shadowed(ctx: FileContext, call: ast.Call, name: str) -> bool:
+    """Is the builtin `name` rebound in a scope the call can see (its functions, then the module)?"""
+    for scope in ctx.ancestors(call):
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)) \
+                and _bound_in(scope, name):
+            return True
+    return False
 
 
 def _py_eval(ctx: FileContext, calls: list[ast.Call]) -> list[Finding]:
     hits = [c for c in calls if isinstance(c.func, ast.Name) and c.func.id in ("eval", "exec")]
     if not hits:
         return []
-    shadowed = _rebound(ctx, {"eval", "exec"})
     out = []
     for c in hits:
         name = c.func.id
-        if name not in shadowed:
+        if not _shadowed(ctx, c, name):
             out.append(ctx.finding(EVAL_EXEC, c.lineno, f"`{name}()` runs arbitrary code from a string",
                                    column=c.col_offset + 1))
     return out

@@ -21,7 +21,8 @@ from sentinel.checks.base import ChangeContext, FileContext, path_matches
 from sentinel.lazyre import LazyPattern
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding, Severity
 from sentinel.record import Record
-from sentinel.rules import Rule
+from sentinel.roles import DOCS, FIXTURE, GENERATED, TEST, VENDORED
+from sentinel.rules import INFO, OFF, SECURITY_ROLES, WARNING, Rule
 
 
 def _json_loads(text: str):
@@ -47,6 +48,7 @@ RULES: tuple[Rule, ...] = (
         counter_example="from . import views\nimport json\n",
         hint="Remove the import, or lift the ban in jail.banned-imports if the module is now allowed.",
         example_config=_BAN_CFG,
+        roles={FIXTURE: OFF, VENDORED: OFF, GENERATED: OFF, DOCS: INFO}, noqa=("TID251", "TID253", "I251"),
     ),
     Rule(
         "SEN102", "banned-dependency", CHECK, Severity.ERROR,
@@ -59,6 +61,7 @@ RULES: tuple[Rule, ...] = (
         hint="Drop the dependency, or get it approved in jail.banned-dependencies / jail.allowed-dependencies.",
         example_path="requirements.txt",
         example_config={"jail": {"banned_dependencies": ["flask"]}},
+        roles={FIXTURE: OFF, VENDORED: OFF, DOCS: INFO},
     ),
     Rule(
         "SEN103", "destructive-filesystem", CHECK, Severity.WARNING,
@@ -72,6 +75,7 @@ RULES: tuple[Rule, ...] = (
                         "        compile_into(tmp, items)\n        items.remove(None)\n",
         hint="Make sure the path is one this code created (prefer tempfile.TemporaryDirectory); "
              "suppress with a reason.",
+        roles=SECURITY_ROLES, security=True,
     ),
     Rule(
         "SEN104", "destructive-process", CHECK, Severity.WARNING,
@@ -81,6 +85,7 @@ RULES: tuple[Rule, ...] = (
         example="import os\nimport signal\n\nos.kill(pid, signal.SIGKILL)\n",
         counter_example="proc.terminate()\nproc.wait(timeout=10)\n",
         hint="Signal only processes you started (proc.terminate()); delete with a scoped API, not `rm -rf`.",
+        roles=SECURITY_ROLES, security=True,
     ),
     Rule(
         "SEN105", "destructive-sql", CHECK, Severity.ERROR,
@@ -91,6 +96,7 @@ RULES: tuple[Rule, ...] = (
         example='cursor.execute("DROP TABLE users")\n',
         counter_example='cursor.execute("DELETE FROM users WHERE id = ?", (user_id,))\n',
         hint="Put schema drops in a migration; give DELETE a WHERE clause.",
+        roles=SECURITY_ROLES, security=True,
     ),
     Rule(
         "SEN106", "destructive-shell", CHECK, Severity.ERROR,
@@ -103,6 +109,7 @@ RULES: tuple[Rule, ...] = (
         counter_example='#!/bin/sh\nrm -rf -- "${PREFIX:?}/build"\ngit push --force-with-lease\n',
         hint="Guard variables with ${VAR:?}, delete explicit project paths, use --force-with-lease.",
         example_path="scripts/clean.sh",
+        roles=SECURITY_ROLES, security=True,
     ),
     Rule(
         "SEN107", "protected-path-touched", CHECK, Severity.ERROR,
@@ -115,6 +122,7 @@ RULES: tuple[Rule, ...] = (
                         "api_token: changeme\n",
         hint="Keep secrets and VCS internals out of the change; list safe files in jail.protected-exceptions.",
         example_path="config/secrets.yml",
+        roles={FIXTURE: INFO}, security=True,
     ),
     Rule(
         "SEN108", "protected-path-write", CHECK, Severity.ERROR,
@@ -126,6 +134,7 @@ RULES: tuple[Rule, ...] = (
                 "    fh.write(public_key)\n",
         counter_example='with open("build/report.txt", "w") as fh:\n    fh.write(report)\n',
         hint="Write to a project or temp path; never to credentials, SSH keys or .git internals.",
+        roles={**SECURITY_ROLES, TEST: WARNING}, security=True,
     ),
 )
 _R = {r.code: r for r in RULES}

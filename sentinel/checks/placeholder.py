@@ -42,7 +42,8 @@ from sentinel.checks.style import any_word
 from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
 from sentinel.lazyre import lazy_compile
 from sentinel.models import Finding, Severity
-from sentinel.rules import Rule
+from sentinel.roles import DOCS, TEST
+from sentinel.rules import SAME, UNFINISHED_ROLES, WARNING, Rule
 
 CHECK = "placeholder"
 
@@ -54,6 +55,9 @@ SEN401 = Rule(
     example="def load(path):\n    # TODO: handle errors\n    return open(path).read()\n",
     counter_example="def load(path):\n    # TODO(#123): retry on transient errors\n    return open(path).read()\n",
     hint="Finish the work now, or reference the ticket that tracks it: TODO(#123).",
+    roles={**UNFINISHED_ROLES, TEST: WARNING, DOCS: WARNING},
+    noqa=("FIX001", "FIX002", "FIX003", "FIX004", "TD001", "TD002", "TD003", "TD004", "TD005", "TD006", "TD007",
+          "T101", "fixme", "W0511"),
 )
 SEN402 = Rule(
     "SEN402", "not-implemented", CHECK, Severity.ERROR,
@@ -65,6 +69,7 @@ SEN402 = Rule(
     counter_example="from abc import ABC, abstractmethod\n\n\nclass Exporter(ABC):\n    @abstractmethod\n"
                     "    def export(self, report):\n        raise NotImplementedError\n",
     hint="Implement it, or make it an @abstractmethod of an ABC if subclasses must provide it.",
+    roles=UNFINISHED_ROLES,
 )
 SEN403 = Rule(
     "SEN403", "stub-body", CHECK, Severity.ERROR,
@@ -74,6 +79,7 @@ SEN403 = Rule(
     example="def send_invoice(customer):\n    pass\n",
     counter_example="def send_invoice(customer):\n    mailer.send(customer.email, render_invoice(customer))\n",
     hint="Implement the body; if doing nothing is intended, say why in a comment on the `pass` line.",
+    roles={**UNFINISHED_ROLES, TEST: SAME},
 )
 SEN404 = Rule(
     "SEN404", "stub-comment", CHECK, Severity.WARNING,
@@ -85,6 +91,7 @@ SEN404 = Rule(
     counter_example="def rate(user):\n    # Implementation details below: a flat rate until pricing ships.\n"
                     "    return 0.5\n",
     hint="Replace the placeholder with the real implementation, or track the work: TODO(#123).",
+    roles=UNFINISHED_ROLES,
 )
 RULES: tuple[Rule, ...] = (SEN401, SEN402, SEN403, SEN404)
 
@@ -93,7 +100,7 @@ _COMMENTED = HASH_COMMENT | SLASH_COMMENT | {"sql"}
 
 # Cheap gate: every phrase of _STUB_COMMENT_SOURCE (written with single spaces) contains one of
 # these lowercase substrings; the file is lexed for its comments only when one occurs.
-_STUB_WORDS = ("stub", "placeholder", "dummy", "temp impl", "temporary impl", "implement me", "implement later",
+_STUB_WORDS = ("stub", "placeholder", "dummy", "stand-in", "standin", "replaced by the real", "replaced with the real", "temp impl", "temporary impl", "implement me", "implement later",
                "implementation goes", "implementation comes", "implementation here", "code here", "code goes here",
                "logic here", "logic goes here", "not implemented", "not yet implemented", "unimplemented", "fill in",
                "fill this in", "fill me in", "fill it in")
@@ -106,6 +113,9 @@ _STUB_COMMENT_SOURCE = r"""
   | ^(?:(?:a|an|just\s+a|this\s+is\s+(?:a|just\s+a)?)\s*)?(?:stub|placeholder|dummy|temporary|temp)
         \s+(?:implementation|impl)\b
   | \b(?:stub|placeholder)\s+body\b
+  | \b(?:stub|placeholder|dummy|stand-?in)\s+(?:for|until)\s+(?:the\s+|a\s+|an\s+)?(?:real|actual|proper|final|full)?\s*
+        (?:implementation|impl|logic|code|version|function|method|api|call|value|data|response)\b
+  | \b(?:to\s+be\s+)?replaced\s+(?:by|with)\s+(?:the\s+|a\s+)?(?:real|actual|proper)\s+(?:implementation|impl|logic|code)\b
   | \bimplement\s+(?:me|later)\b
   | \bimplementation\s+(?:goes|comes)\s+here\b
   | \b(?:your|actual|real)\s+(?:code|implementation|logic)\s+(?:goes\s+)?here\b
@@ -129,7 +139,9 @@ _NOOP_NAME = lazy_compile(r"(?:^|_)(?:noop|no_op|nop|do_nothing|nothing|ignore|i
 # A message that names the design ("subclasses must override", "unsupported on this
 # platform") documents a deliberate refusal, not missing code.
 _DELIBERATE = lazy_compile(r"subclass|overrid|abstract|derived class|must be implemented by|not supported|unsupported"
-                           r"|does(?: not|n't) support|is undefined|not available", re.IGNORECASE)
+                           r"|does(?: not|n't) support|is undefined|not available|\binstead\b|\buse\s+\S+|"
+                           r"cannot|can't|not allowed|(?:should|must) not be (?:called|used)|is not meant|"
+                           r"only (?:supported|available)|requires?\b", re.IGNORECASE)
 _CONDITIONAL = (ast.If, ast.ExceptHandler, ast.For, ast.AsyncFor, ast.While, ast.match_case)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _FALLBACK_BLOCKS = tuple(t for t in (ast.If, ast.Try, getattr(ast, "TryStar", None), ast.ExceptHandler) if t)
@@ -259,20 +271,109 @@ def _comments(ctx: FileContext) -> list[Finding]:
     if not comments:
         return []
     out = []
+    existing = None
     for n, comment in sorted(comments.items()):
         if not ctx.selected(n):
             continue
         if want_markers and any(w in comment for w in words):
             hits = _marker_hits(comment, marker, allowed)
-            if hits is not None:  # the line carries a marker: tracked or reported, it is not also SEN404
-                for start, word in hits:
+            if hits is not None:  # the line carries a marker: it is judged as one, never also as SEN404
+                if existing is None:
+                    existing = _PreImageMarkers(ctx, words)
+                if existing.claims(comment):
+                    continue  # the change touched a marker that was already there (a typo fix, a reformat)
+                for start, word, tracked in hits:
                     column = _column(ctx.line(n), comment, start)
-                    out.append(ctx.finding(SEN401, n, f"{word} marker: {_excerpt(comment)}", column=column))
+                    severity, why = _marker_grade(ctx, n, comment, start, word, tracked)
+                    f = ctx.finding(SEN401, n, f"{word} marker ({why}): {_excerpt(comment)}", column=column)
+                    f.severity = severity
+                    out.append(f)
                 continue
         if _stub_comment(comment):
             out.append(ctx.finding(SEN404, n, f"placeholder comment: {_excerpt(comment)}",
                                    column=_column(ctx.line(n), comment, 0)))
     return out
+
+
+# --- SEN401 grading: what a marker says about the change ---------------------------------------------
+
+# A marker standing for work that is not done: the change is unfinished.
+_MISSING_WORK = lazy_compile(
+    r"\b(?:implement(?:ed|ation)?|finish|fill\s+(?:in|out|this)|placeholder|stub(?:bed)?|unimplemented|"
+    r"not\s+(?:yet\s+)?(?:implemented|done|finished|working|supported\s+yet)|incomplete|wip\b|"
+    r"write\s+(?:the\s+|this\s+|a\s+|real\s+)?(?:code|logic|implementation|body|function|method|tests?)|"
+    r"add\s+(?:the\s+|real\s+|actual\s+|proper\s+)?(?:implementation|code|logic|body)|"
+    r"handle\s+(?:errors?|exceptions?|failures?|the\s+error|this\s+case|edge\s+cases?|invalid\s+input)|"
+    r"make\s+(?:this|it)\s+work|does(?:\s+not|n't)\s+work|remove\s+(?:this\s+)?before\s+(?:merg|releas|commit))",
+    re.IGNORECASE)
+# An owner or a tracked issue: TODO(alice), TODO(#123), TODO: ... (#123), GH-12, PROJ-12, an issue URL.
+_TRACKED = lazy_compile(
+    r"^\s*(?:\(\s*@?[\w.-]+\s*\)|\[\s*@?[\w.-]+\s*\])|#\d+\b|\bGH-\d+\b|\b[A-Z][A-Z0-9]+-\d+\b|"
+    r"https?://\S+/(?:issues?|pull|browse|tickets?)/\S+|\b(?:see|tracked\s+(?:in|by)|issue)\s+#?\d+", re.IGNORECASE)
+_MARKER_LEAD = lazy_compile(r"^[\s:,.\-–—]*")
+
+
+def _marker_grade(ctx: FileContext, n: int, comment: str, start: int, word: str, tracked: bool):
+    """(severity, why) of a marker the change adds: missing work blocks, a note about later improvement in
+    finished code is a warning, a marker naming its owner or issue is information."""
+    rest = comment[start + len(word):].lstrip("s")
+    if tracked or _TRACKED.search(rest):
+        return Severity.INFO, "tracked"
+    text = _MARKER_LEAD.sub("", rest)
+    if len(text.strip(" .:!-")) < 3:
+        return Severity.ERROR, "no description of what is left"
+    if _MISSING_WORK.search(text):
+        return Severity.ERROR, "work left undone"
+    if ctx.language == "python" and _near_stub(ctx, n):
+        return Severity.ERROR, "next to a stub body"
+    return Severity.WARNING, "a note for later"
+
+
+def _near_stub(ctx: FileContext, n: int) -> bool:
+    """Is a `pass` / `...` / `raise NotImplementedError` statement within two lines of the marker?"""
+    lexed = ctx.lexed
+    for i in range(max(1, n - 2), min(ctx.line_count, n + 2) + 1):
+        code = lexed.code_line(i)
+        if "NotImplemented" in code or _STUB_CODE.search(code):
+            return True
+    return False
+
+
+_NORMALIZE = lazy_compile(r"[\W_]+")
+
+
+class _PreImageMarkers:
+    """Markers that were in the file before the change (on lines the change removed or rewrote).
+
+    A marker on an added line is the change's own only if it is not one of these: a line edited around an
+    existing TODO, a typo fixed in one, or a block moved elsewhere in the file brings no new unfinished work.
+    Each pre-image marker accounts for one added marker (exact text, or similar text within the same file)."""
+
+    def __init__(self, ctx: FileContext, words: tuple[str, ...]):
+        self._texts: list[str] = []
+        for _, text in ctx.change.removed:
+            if any(w in text for w in words):
+                at = min((text.find(w) for w in words if w in text))
+                self._texts.append(self._key(text[at:]))
+
+    @staticmethod
+    def _key(text: str) -> str:
+        return _NORMALIZE.sub(" ", text.lower()).strip()
+
+    def claims(self, comment: str) -> bool:
+        if not self._texts:
+            return False
+        key = self._key(comment.lstrip("#/*-; \t"))
+        if key in self._texts:
+            self._texts.remove(key)
+            return True
+        from difflib import SequenceMatcher
+
+        for old in self._texts:
+            if SequenceMatcher(None, old, key).ratio() >= 0.6:
+                self._texts.remove(old)
+                return True
+        return False
 
 
 def _hash_comment_candidate(ctx: FileContext, words: tuple[str, ...], folded: tuple[str, ...]) -> bool:
@@ -293,14 +394,13 @@ def _hash_comment_candidate(ctx: FileContext, words: tuple[str, ...], folded: tu
     return False
 
 
-def _marker_hits(text: str, marker: re.Pattern, allowed: re.Pattern | None) -> list[tuple[int, str]] | None:
-    """Untracked markers in a text as (offset, word); None when it carries no marker at all."""
+def _marker_hits(text: str, marker: re.Pattern, allowed: re.Pattern | None) -> list[tuple[int, str, bool]] | None:
+    """Markers in a text as (offset, word, in the allowed tracked form); None when it carries no marker."""
     found = list(marker.finditer(text))
     if not found:
         return None
     spans = [m.span() for m in allowed.finditer(text)] if allowed is not None else []
-    return [(m.start(), m.group().rstrip("s")) for m in found
-            if not any(a <= m.start() < b for a, b in spans)]
+    return [(m.start(), m.group().rstrip("s"), any(a <= m.start() < b for a, b in spans)) for m in found]
 
 
 def _comment_body(comment: str) -> str:
@@ -332,8 +432,9 @@ def _prose_markers(ctx: FileContext) -> list[Finding]:
             continue
         # Markers quoted as `code` are being talked about, not left behind.
         text = _INLINE_CODE.sub(lambda m: " " * len(m.group()), line)
-        for start, word in _marker_hits(text, marker, allowed) or ():
-            out.append(ctx.finding(SEN401, n, f"{word} marker: {_excerpt(line.strip())}", column=start + 1))
+        for start, word, tracked in _marker_hits(text, marker, allowed) or ():
+            if not tracked:
+                out.append(ctx.finding(SEN401, n, f"{word} marker: {_excerpt(line.strip())}", column=start + 1))
     return out
 
 
@@ -410,6 +511,19 @@ def _abstract_class(cls: ast.ClassDef, subclassed: set[str]) -> bool:
     return bool(_ABSTRACT_NAME.search(cls.name)) or cls.name in subclassed
 
 
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+# Decorators that give a function its behaviour or only declare it: the body is empty by design.
+_REGISTERING_DECORATORS = frozenset({"command", "group", "callback", "hookspec", "hookimpl", "fixture",
+                                     "result_callback", "overload", "override", "abstractmethod",
+                                     "register", "setter", "deleter", "validator", "field_validator", "signal",
+                                     "receiver", "event", "listens_for", "hybrid_property", "expression"})
+_EXPLAINS_NOOP = lazy_compile(r"\bno[- ]?op\b|nothing|intentional|deliberate|on purpose|ignored?\b|override|"
+                              r"subclass|hook|placeholder for subclasses|by default", re.IGNORECASE)
+
+
 def _dotted_tail(node: ast.AST) -> str | None:
     """The last name of `x`, `a.b.x`, `x[...]` or `x(...)`."""
     while isinstance(node, (ast.Subscript, ast.Call)):
@@ -449,6 +563,8 @@ def _not_implemented(ctx: FileContext, node: ast.Raise, outer: tuple, subclassed
     if message is not None and (_DELIBERATE.search(message)
                                 or any(isinstance(b, _CONDITIONAL) for b in outer[at + 1:])):
         return None
+    if message is not None and func is not None and _dunder(func.name):
+        return None  # a protocol method refusing on purpose (__bool__ of a lazy object: "use .exists()")
     where = f"{func.name}()" if func is not None else "module level"
     return ctx.finding(SEN402, node.lineno, f"raise {name} in {where}", column=node.col_offset + 1)
 
@@ -490,11 +606,17 @@ def _stub_body(ctx: FileContext, func, outer: tuple, subclassed: set[str]) -> Fi
         return None
     kind = "pass" if kinds == {"pass"} else "..."
     name = func.name
-    if name.startswith("__") and name.endswith("__") or _NOOP_NAME.search(name):
+    if _dunder(name) or _NOOP_NAME.search(name):
         return None
+    if ctx.change.role == TEST and not name.startswith("test"):
+        return None  # in tests an empty body is a double, a hook or a fixture; an empty *test* tests nothing
     parent = outer[-1] if outer else None
     if _abstract_function(func, parent, subclassed):
         return None
+    if _decorators(func) & _REGISTERING_DECORATORS:
+        return None  # the decorator is the behaviour: a click/typer group, a pluggy hookspec, a fixture
+    if body is not stmts and (isinstance(parent, ast.ClassDef) or _EXPLAINS_NOOP.search(body[0].value.value)):
+        return None  # a no-op method whose docstring says what it is for
     if isinstance(parent, _FALLBACK_BLOCKS):
         return None  # a platform or import fallback
     if isinstance(parent, _FUNCS) and kind == "pass":

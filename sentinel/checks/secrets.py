@@ -36,6 +36,21 @@ TOKEN_FORMATS: tuple[tuple[str, re.Pattern, int], ...] = (
     ("Anthropic API key", lazy_compile(r"(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,}"), 7),
     ("OpenAI API key", lazy_compile(r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ"
                                     r"[A-Za-z0-9_-]{20,}"), 3),
+    ("GitLab token", lazy_compile(r"(?<![A-Za-z0-9_-])gl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_-]{20,64}"
+                                  r"(?![A-Za-z0-9_-])"), 6),
+    ("npm token", lazy_compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"), 4),
+    ("PyPI token", lazy_compile(r"(?<![A-Za-z0-9_-])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"), 5),
+    ("Hugging Face token", lazy_compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z]{34,40}(?![A-Za-z0-9_])"), 3),
+    ("SendGrid API key", lazy_compile(r"(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"
+                                      r"(?![A-Za-z0-9_-])"), 3),
+    ("Slack webhook URL", lazy_compile(r"https://hooks\.slack\.com/(?:services|workflows)/T[A-Za-z0-9_]{6,}/"
+                                       r"[A-Za-z0-9_]{6,}/[A-Za-z0-9_]{12,}"), 24),
+    ("Shopify access token", lazy_compile(r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])"), 6),
+    ("DigitalOcean token", lazy_compile(r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"), 7),
+    ("age secret key", lazy_compile(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), 15),
+    # A signed JSON Web Token: three base64url parts, the first two JSON objects ("eyJ" is base64 of '{"').
+    ("JSON Web Token", lazy_compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\."
+                                    r"[A-Za-z0-9_-]{16,}(?![A-Za-z0-9_-])"), 3),
 )
 PRIVATE_KEY_BEGIN = lazy_compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # Key material: a long run of base64 right after the marker or on the next lines. Without it the
@@ -43,9 +58,12 @@ PRIVATE_KEY_BEGIN = lazy_compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOC
 _KEY_MATERIAL = lazy_compile(r"[A-Za-z0-9+/]{40,}")
 # Substrings one of which every token format contains: a fast ``in`` test before any regex.
 TOKEN_LITERALS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza", "k_live_",
-                  "sk-ant-", "T3BlbkFJ", "PRIVATE KEY")
+                  "sk-ant-", "T3BlbkFJ", "PRIVATE KEY", "gl", "npm_", "pypi-", "hf_", "SG.", "hooks.slack", "shp",
+                  "_v1_", "AGE-SECRET", "eyJ")
 # Cheap gate: can this text contain any token format at all?
-TOKEN_GATE = lazy_compile(r"AKIA|ASIA|gh[pousr]_|github_pat_|xox[baprs]-|AIza|k_live_|sk-ant-|T3BlbkFJ|PRIVATE KEY")
+TOKEN_GATE = lazy_compile(r"AKIA|ASIA|gh[pousr]_|github_pat_|xox[baprs]-|AIza|k_live_|sk-ant-|T3BlbkFJ|PRIVATE KEY|"
+                          r"gl(?:pat|ptt|dt|rt|cbt|oas)-|npm_|pypi-AgEI|hf_|SG\.|hooks\.slack|shp(?:at|ca|pa|ss)_|"
+                          r"do[opr]_v1_|AGE-SECRET|eyJ")
 
 # --- secret-like names ------------------------------------------------------------------------
 
@@ -207,7 +225,7 @@ def is_placeholder(value: str, name: str = "", in_test: bool = False) -> bool:
         return True
     if any(p in low for p in _PLACEHOLDER_PARTS):
         return True
-    return in_test and any(p in low for p in _TEST_PARTS)
+    return in_test and (any(p in low for p in _TEST_PARTS) or _WEAK_PASSWORD.match(v) is not None)
 
 
 def _basic_auth_placeholder(encoded: str, in_test: bool) -> bool:
@@ -286,9 +304,15 @@ def assess_value(value: str, level: int, name: str = "", threshold: float = 4.5,
                 return None
     if len(v) < MIN_NAMED_LENGTH or v.isdigit() or is_placeholder(v, name, in_test):
         return None
-    if any(c.isspace() for c in v) or _PATH_LIKE.match(v) or _IDENTIFIER.match(v) or _VERSION.match(v):
+    free_text = level == STRONG and _password_family(name)
+    if any(c.isspace() for c in v) or _PATH_LIKE.match(v) or _VERSION.match(v):
         return None
-    if _label_like(v) or _REGEX_LIKE.search(v) or _HEADER.match(v) or _TYPE_EXPR.match(v):
+    # A password or secret is free text: "my_secret_pass" is a value, not a field name. Other credential names
+    # hold identifiers far more often than values (token = "access_token", api_key = "X-Api-Key").
+    if _IDENTIFIER.match(v) and not (free_text and _free_text_value(v)):
+        return None
+    if (_label_like(v) and not (free_text and _free_text_value(v))) or _REGEX_LIKE.search(v) \
+            or _HEADER.match(v) or _TYPE_EXPR.match(v):
         return None
     if v.isalpha() and v[0].isupper() and v[1:].islower():
         return None  # a title-case word is a label ("Passwort" in a translation file)
@@ -299,9 +323,35 @@ def assess_value(value: str, level: int, name: str = "", threshold: float = 4.5,
     return "literal"
 
 
+_PASSWORD_HEADS = frozenset({"password", "passwords", "passwd", "pwd", "passphrase", "secret", "secrets",
+                             "secretkey", "clientsecret"})
+_ENV_NAME = lazy_compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_CAMEL = lazy_compile(r"^(?:[a-z]+(?:[A-Z][a-z0-9]+)+|(?:[A-Z][a-z0-9]+){2,}|[A-Z]+[A-Z][a-z]+(?:[A-Z][a-z]+)*)$")
+
+
+def _password_family(name: str) -> bool:
+    words = _stem_words(name)
+    while len(words) > 1 and words[-1] in _NEUTRAL_SUFFIX:
+        words.pop()
+    if not words:
+        return False
+    return words[-1] in _PASSWORD_HEADS or tuple(words[-2:]) in {("pass", "word"), ("pass", "phrase"),
+                                                                   ("secret", "key"), ("client", "secret")}
+
+
+def _free_text_value(v: str) -> bool:
+    """Could this identifier-looking string be a password? Not an environment variable's name (a reference
+    to where the secret lives), not a dotted attribute path, and not made only of credential words."""
+    if _ENV_NAME.match(v) or "." in v or _CAMEL.match(v):
+        return False
+    words = [w for w in name_words(v) if not w.isdigit()]
+    return any(w not in _STRONG_WORDS and w not in _NEUTRAL_SUFFIX and w not in ("pass", "key", "word")
+               for w in words)
+
+
 def token_is_placeholder(token: str, in_test: bool = False) -> bool:
     low = token.lower()
-    if any(p in low for p in ("example", "xxxx", "fake", "dummy", "sample", "placeholder", "redacted")):
+    if any(p in low for p in ("example", "xxxx", "fake", "dummy", "sample", "placeholder", "redacted", "your")):
         return True
     if in_test and any(p in low for p in _TEST_PARTS):
         return True
@@ -317,6 +367,54 @@ def find_tokens(text: str, in_test: bool = False):
         for m in pattern.finditer(text):
             if not token_is_placeholder(m.group(), in_test):
                 yield m.start(), m.end(), kind
+
+
+# Credentials inside a URL anywhere in a line (a DSN in a settings file, a private index in requirements.txt).
+# Bounded quantifiers keep a hostile 100 KB line linear.
+URL_CREDENTIALS = lazy_compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{1,24})://"
+                               r"(?P<user>[^\s/@:'\"<>`]{0,128}):(?P<pw>[^\s/@'\"<>`]{1,256})@(?=[\w\[])")
+_URL_PLACEHOLDER_PW = frozenset({"pass", "password", "passwd", "pw", "pwd", "secret", "user", "username", "token",
+                                 "apikey", "api_key", "key", "x", "xx", "xxx", "****", "changeme", "foo", "bar",
+                                 "mypassword", "yourpassword", "pass123", "password123", "secret123", "admin",
+                                 "postgres", "root", "guest", "test", "testing"})
+_TEMPLATED = lazy_compile(r"[${}<>%]|^\*+$|^x+$", re.I)
+
+
+def find_url_credentials(text: str, in_test: bool = False):
+    """(start, end) of each password inside a URL of the line, placeholders and templates skipped.
+
+    In product code and configuration any literal password counts (``postgresql://app:pass@db``); in tests,
+    docs and examples the usual stand-ins (pass, password, secret, changeme, password123...) do not."""
+    if "://" not in text or "@" not in text:
+        return
+    for m in URL_CREDENTIALS.finditer(text):
+        pw = m.group("pw")
+        if _TEMPLATED.search(pw) or pw.isdigit() and len(pw) < 4:
+            continue
+        if in_test and (pw.lower() in _URL_PLACEHOLDER_PW or is_placeholder(pw, "password", True)
+                        or _WEAK_PASSWORD.match(pw)):
+            continue
+        yield m.start("pw"), m.end("pw")
+
+
+# Dictionary stand-ins followed by digits: password123, secret1, admin2024.
+_WEAK_PASSWORD = lazy_compile(r"^(?:pass(?:word)?|secret|admin|user|test|demo|guest|root|qwerty|letmein|changeme|"
+                              r"foo|bar|example|sample)[\W_]*\d*$", re.I)
+# An AWS secret access key: 40 characters of base64 on a line that names it.
+_AWS_SECRET = lazy_compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+def find_aws_secret(text: str, in_test: bool = False):
+    """(start, end) of an AWS secret access key on a line that says it is one."""
+    low = text.lower()
+    if "aws" not in low or "secret" not in low:
+        return None
+    for m in _AWS_SECRET.finditer(text):
+        v = m.group()
+        if (any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c.isdigit() for c in v)
+                and not token_is_placeholder(v, in_test)):
+            return m.start(), m.end()
+    return None
 
 
 def private_key_at(lines: list[str], n: int, in_test: bool = False) -> re.Match | None:

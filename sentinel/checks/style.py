@@ -16,9 +16,9 @@ Decisions, documented so they can be relied on:
   tab for every 8 columns of space indentation) is a convention of its own, and a file
   whose existing lines already mix both styles at scale holds an addition to neither.
   Makefiles are never judged; Go files may always use tabs.
-* SEN202 follows ruff's E501 exemptions: a line that is one word (a URL, a hash), a line
-  ending in a URL that starts within the limit, and ``# noqa`` / ``# noqa: E501``.
-  Minified and generated files (``*.min.js``, ``*_pb2.py``) are not judged.
+* SEN202 applies only the limit a linter of the project enforces (see :mod:`sentinel.projectconf`), or
+  ``style.line-length``; it follows ruff's E501 exemptions (a single word, a URL starting within the limit, a
+  trailing pragma comment) and exempts a line that is one string literal.
 * SEN203 leaves ``.pyi`` stubs, a package ``__init__`` re-exporting its own submodules,
   facades over private modules (``from _decimal import *``) and lines the project already
   accepted with ``# noqa: F403`` alone.
@@ -35,7 +35,8 @@ from sentinel.checks.base import FileContext
 from sentinel.languages import PROSE
 from sentinel.lazyre import lazy_compile
 from sentinel.models import FileStatus, FilterMode, Finding, Severity
-from sentinel.rules import Rule
+from sentinel.roles import STUB
+from sentinel.rules import LAYOUT_ROLES, OFF, QUALITY_ROLES, Rule
 
 CHECK = "style"
 
@@ -49,16 +50,21 @@ SEN201 = Rule(
     counter_example="function load(path) {\n    const data = read(path);\n    return data;\n}\n",
     hint="Re-indent the line with the file's own indentation (configure the editor per file type).",
     example_path="example.js",
+    roles=LAYOUT_ROLES, noqa=("E101", "W191", "mixed-indentation"), fix="unsafe",
 )
 SEN202 = Rule(
     "SEN202", "line-too-long", CHECK, Severity.WARNING,
-    summary="An added line is longer than the project's line length (its ruff/black/flake8/.editorconfig "
-            "setting, else style.default-line-length).",
-    rationale="Over-long lines are hard to review side by side and usually hide a statement that does too much; "
-              "the limit is the one the project's own linters enforce, so the gate never disagrees with them.",
+    summary="An added line is longer than the limit the project's own linter enforces (ruff with E501 selected, "
+            "flake8/pycodestyle, flake8-bugbear B950, pylint line-too-long), or style.line-length when set.",
+    rationale="Over-long lines are hard to review side by side. The gate holds a change to the limit the "
+              "project's own linters enforce, counted their way, and to nothing when none does (a project that "
+              "leaves wrapping to its formatter has chosen so); lines long only because of a URL, a trailing "
+              "pragma or one string literal are exempt, as in ruff.",
     example="result = compute(" + ", ".join(f"argument_number_{i}" for i in range(12)) + ")\n",
     counter_example="result = compute(\n" + "".join(f"    argument_number_{i},\n" for i in range(12)) + ")\n",
     hint="Wrap the line (break after an opening bracket or split the expression into named steps).",
+    example_config={"style": {"line_length": 100}},
+    roles=LAYOUT_ROLES, noqa=("E501", "B950", "W505", "line-too-long", "C0301"),
 )
 SEN203 = Rule(
     "SEN203", "wildcard-import", CHECK, Severity.ERROR,
@@ -68,6 +74,7 @@ SEN203 = Rule(
     example="from os.path import *\n\nprint(join('a', 'b'))\n",
     counter_example="from os.path import join\n\nprint(join('a', 'b'))\n",
     hint="Import the names you use explicitly (or import the module and qualify them).",
+    roles={**QUALITY_ROLES, STUB: OFF}, noqa=("F403", "wildcard-import", "W0401"), fix="safe",
 )
 SEN204 = Rule(
     "SEN204", "mixed-line-endings", CHECK, Severity.WARNING,
@@ -77,6 +84,7 @@ SEN204 = Rule(
     example="first = 1\nsecond = 2\r\nthird = 3\nfourth = 4\n",
     counter_example="first = 1\nsecond = 2\nthird = 3\nfourth = 4\n",
     hint="Convert the line to the file's line ending (or set `* text=auto` in .gitattributes).",
+    roles=LAYOUT_ROLES, noqa=("mixed-line-endings", "C0327", "C0328"), fix="safe",
 )
 SEN205 = Rule(
     "SEN205", "trailing-whitespace", CHECK, Severity.INFO,
@@ -85,6 +93,7 @@ SEN205 = Rule(
     example="total = 1 \nprint(total)\n",
     counter_example="total = 1\nprint(total)\n",
     hint="Strip trailing whitespace (most editors can do it on save).",
+    roles=LAYOUT_ROLES, noqa=("W291", "W293", "trailing-whitespace", "C0303"), fix="safe",
 )
 RULES: tuple[Rule, ...] = (SEN201, SEN202, SEN203, SEN204, SEN205)
 
@@ -98,16 +107,12 @@ LINE_LENGTH_LANGUAGES = frozenset({
 # breaks are trailing spaces); Makefile recipes must be tabs, so their indentation is not.
 _LAYOUT_SKIP = PROSE | {"unknown"}
 _INDENT_SKIP = _LAYOUT_SKIP | {"make"}
-# Generated files are not written by hand: their line lengths are not a review matter.
-_GENERATED = lazy_compile(r"(?:\.min\.(?:js|css|mjs)|_pb2(?:_grpc)?\.pyi?|\.pb\.go|\.generated\.\w+)$")
 
 _WILDCARD = lazy_compile(r"import\s*\*")  # a literal prefix: a fast scan of the whole text
 _WILDCARD_LINE = lazy_compile(r"^\s*from\s+(\.*[\w.]*)\s+import\s*\*")
 # ruff's E501 exemptions: pragma comments and URLs that start before the limit.
-_NOQA_E501 = re.compile(r"#\s*noqa(?!:)|#\s*noqa:[^#]*\bE501\b|eslint-disable(?:-next)?-line\s+max-len", re.I)
 _NOQA_F403 = re.compile(r"noqa(?!:)|noqa:[^#]*\bF40[36]\b")
 _TRAILING_URL = lazy_compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+$")
-_COMMENT_LEAD = lazy_compile(r"^(?:#+|//+|/\*+|\*+|--|;+)\s*")
 # A line ending in one of these continues its statement, so its successor may be aligned
 # with spaces even in a tab-indented file ("smart tabs").
 _CONTINUES = tuple(",([=+-*/%&|^<>?\\")
@@ -128,7 +133,7 @@ def check_file(ctx: FileContext) -> list[Finding]:
     if language not in _LAYOUT_SKIP:
         out.extend(_trailing_whitespace(ctx, selected))
         out.extend(_line_endings(ctx, selected))
-    if language in LINE_LENGTH_LANGUAGES and not _GENERATED.search(ctx.path):
+    if language in LINE_LENGTH_LANGUAGES:
         out.extend(_line_length(ctx, selected))
     if language == "python":
         out.extend(_wildcard_imports(ctx, selected))
@@ -329,41 +334,76 @@ def _continues(lexed, n: int, c_family: bool = False) -> bool:
 
 # --- SEN202 line-too-long -----------------------------------------------------------------------
 
-def line_limit(ctx: FileContext) -> tuple[int, str]:
-    """(limit, where it comes from); a limit of 0 means no limit for this file."""
+def line_limit(ctx: FileContext) -> tuple[int | None, str, str]:
+    """(limit, where it comes from, how characters are counted); limit None: nothing enforces one here."""
     cfg = ctx.config.style
     if cfg.line_length is not None:
-        return max(cfg.line_length, 0), "style.line-length"
-    limit, source = projectconf.line_length_for(ctx.root, ctx.path, ctx.language)
-    if limit is not None:
-        return limit, source or "project settings"
-    return cfg.default_line_length, "default"
+        return cfg.line_length, "style.line-length", projectconf.CHARS
+    if ctx.language != "python":
+        return None, "", projectconf.CHARS  # the linters whose limits we know lint Python only
+    policy = projectconf.project_policy(ctx.root)
+    if not policy.applies_to(ctx.path):
+        return None, "", projectconf.CHARS
+    return policy.limit, policy.source or "the project's linter", policy.counting
 
 
 def _line_length(ctx: FileContext, selected: list[int]) -> list[Finding]:
-    limit, source = line_limit(ctx)
-    if limit <= 0:
+    limit, source, counting = line_limit(ctx)
+    if not limit:
         return []
     lines = ctx.lines
     out = []
+    comments = None
     for n in selected:
         line = lines[n]
-        if len(line) <= limit or _long_line_exempt(line, limit):
+        if len(line) <= limit and (counting != projectconf.WIDTH or line.isascii()):
             continue
-        out.append(ctx.finding(SEN202, n, f"line is {len(line)} characters, over the limit of {limit} ({source})",
+        size = _width(line) if counting == projectconf.WIDTH else len(line)
+        if size <= limit:
+            continue
+        if comments is None:
+            comments = ctx.lexed.comments if ctx.language in _PRAGMA_LANGS else {}
+        if _long_line_exempt(line, limit, comments.get(n), counting, ctx.language):
+            continue
+        out.append(ctx.finding(SEN202, n, f"line is {size} characters, over the limit of {limit} ({source})",
                                column=limit + 1))
     return out
 
 
-def _long_line_exempt(line: str, limit: int) -> bool:
-    """ruff's E501 exemptions: a single word, a URL starting within the limit, a noqa pragma."""
-    body = _COMMENT_LEAD.sub("", line.strip(), count=1)
+_PRAGMA_LANGS = frozenset({"python"})
+# Trailing comments that tools need on the very line they apply to: a line long only because of one is not
+# reported (ruff's rule), provided the code before it fits.
+_PRAGMA = lazy_compile(r"#\s*(?:noqa\b|type:\s*ignore|pyright:\s*ignore|pragma:|nosec\b|fmt:\s*(?:skip|off|on)|"
+                       r"mypy:|pylint:|isort:|ruff:|pyre-(?:ignore|fixme)|sentinel:)", re.I)
+# The whole line is one string literal (a long message or URL inside a list, a concatenated piece).
+_LONE_STRING = lazy_compile(r"""^\s*[rRbBuUfF]{0,2}(?:"[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')"""
+                            r"""\s*[,)\]}+]*\s*$""")
+
+
+def _width(line: str) -> int:
+    """ruff's width: East Asian wide and fullwidth characters take two columns."""
+    if line.isascii():
+        return len(line)
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
+
+
+def _long_line_exempt(line: str, limit: int, comment: str | None, counting: str, language: str) -> bool:
+    """ruff's E501 exemptions — one word, a URL starting within the limit, a trailing pragma — and a lone
+    string literal, which cannot be wrapped without changing the string."""
+    stripped = line.strip()
+    body = stripped[1:].strip() if language == "python" and stripped.startswith("#") else stripped
     if body and not any(ch.isspace() for ch in body):
         return True
     m = _TRAILING_URL.search(line)
     if m and m.start() < limit:
         return True
-    return ("noqa" in line or "max-len" in line) and _NOQA_E501.search(line) is not None
+    if comment is not None and _PRAGMA.match(comment):
+        code = line[:len(line) - len(comment)].rstrip() if line.endswith(comment) else line.split("#", 1)[0]
+        if (_width(code) if counting == projectconf.WIDTH else len(code)) <= limit:
+            return True
+    return language == "python" and _LONE_STRING.match(line) is not None
 
 
 # --- SEN203 wildcard-import ------------------------------------------------------------------------
