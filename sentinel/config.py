@@ -287,6 +287,7 @@ def validate(raw: dict, origin: str) -> Config:
         raise ConfigError(f"invalid configuration in {origin}: " + "; ".join(problems))
     cfg.severity = {code.upper(): level for code, level in cfg.severity.items()}
     cfg.source = origin
+    translate_globs(cfg, origin)
     return cfg
 
 
@@ -378,7 +379,8 @@ def load_config(root: str | None, explicit: str | None = None, cache_dir: str | 
         except (TypeError, ValueError, KeyError, AttributeError):
             pass  # a cache written by another version of the schema: rebuild it
     cfg = _load_uncached(root, explicit, files)
-    translate_globs(cfg, cfg.source)
+    if not cfg.compiled_globs:
+        translate_globs(cfg, cfg.source)
     filecache.store(cache_dir, entry, salt, files, to_plain(cfg))
     return cfg
 

@@ -38,11 +38,47 @@ def codes(verdict) -> list[str]:
     return [f.rule for f in verdict.findings]
 
 
+def _build_installed_sentinel(where: Path) -> str:
+    """`sentinel` from a plain, non-editable `pip install .` into a fresh virtualenv: what users and pre-commit
+    run. An editable install hides packaging faults (missing package data, an import that only the editable
+    finder happened to make); a crash that only a real install shows has shipped once already.
+
+    The virtualenv reaches this environment's dependencies through a path file (no download, no rebuild of
+    numpy); only the project itself is built and installed."""
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(where)
+    bindir = where / ("Scripts" if os.name == "nt" else "bin")
+    python = bindir / ("python.exe" if os.name == "nt" else "python")
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    import sysconfig
+    (Path(site) / "_parent_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    # Built the way pip builds any project (an isolated build environment from the package registry).
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                    str(PROJECT)], check=True, capture_output=True)
+    script = bindir / ("sentinel.exe" if os.name == "nt" else "sentinel")
+    assert script.exists(), "pip install . did not create the sentinel console script"
+    return str(script)
+
+
+_INSTALLED: dict[str, str] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed_sentinel(tmp_path_factory) -> str:
+    """Path of the `sentinel` console script of a non-editable install of this checkout (built once)."""
+    if "path" not in _INSTALLED:
+        _INSTALLED["path"] = _build_installed_sentinel(tmp_path_factory.mktemp("installed") / "venv")
+    return _INSTALLED["path"]
+
+
 class GitRepo:
     """A real git repository in a temp dir."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, sentinel_script: str | None = None):
         self.path = path
+        self.sentinel_script = sentinel_script
         path.mkdir(parents=True, exist_ok=True)
         self.git("init", "-q", "-b", "main")
         self.git("config", "user.email", "t@example.com")
@@ -75,16 +111,18 @@ class GitRepo:
         return subprocess.run([sys.executable, "-c", code], cwd=self.path, capture_output=True, text=True)
 
     def sentinel(self, *args: str, input: str | None = None, env: dict | None = None):
-        """Run the real `sentinel` CLI in a subprocess inside this repo."""
+        """Run the installed `sentinel` console script (a non-editable install) in a subprocess inside this repo."""
         full_env = {**os.environ, **(env or {})}
         full_env.pop("PRE_COMMIT_TO_REF", None) if "PRE_COMMIT_TO_REF" not in (env or {}) else None
-        return subprocess.run([sys.executable, "-m", "sentinel", *args], cwd=self.path, capture_output=True,
+        script = self.sentinel_script or _INSTALLED.get("path")
+        command = [script] if script else [sys.executable, "-m", "sentinel"]
+        return subprocess.run([*command, *args], cwd=self.path, capture_output=True,
                               text=True, input=input, env=full_env)
 
 
 @pytest.fixture
-def repo(tmp_path) -> GitRepo:
-    return GitRepo(tmp_path / "repo")
+def repo(tmp_path, installed_sentinel) -> GitRepo:
+    return GitRepo(tmp_path / "repo", installed_sentinel)
 
 
 @pytest.fixture(scope="session")

@@ -209,3 +209,83 @@ def test_public_api_returns_typed_verdict(repo):
     assert isinstance(v, Verdict) and not v.passed and "SEN301" in codes(v)
     v2 = sentinel.check(diff="", cwd=str(repo.path))
     assert v2.passed and v2.files_changed == 0
+
+
+# --- config is validated, not silently accepted (issue 10) --------------------------------------------------
+
+@pytest.mark.parametrize("raw, key", [
+    ({"severity": {"SEN999": "off"}}, "severity.SEN999"),
+    ({"per-path-ignores": {"**": [""]}}, "per-path-ignores.**"),  # "" would match every rule
+    ({"per-path-ignores": {"**": []}}, "per-path-ignores.**"),
+    ({"per-path-ignores": {"tests/**": ["chaoss"]}}, "per-path-ignores.tests/**"),
+    ({"per-path-ignores": {"tests/**": ["S"]}}, "per-path-ignores.tests/**"),
+    ({"style": {"line-length": -1}}, "style.line-length"),
+    ({"style": {"line-length": 0}}, "style.line-length"),
+    ({"memory": {"retention-days": -5}}, "memory.retention-days"),  # would wipe the store
+    ({"jail": {"destructive": ["filesystem", "nuclear"]}}, "jail.destructive"),
+    ({"jail": {"banned-imports": [" "]}}, "jail.banned-imports"),
+    ({"exclude": ["#comment"]}, "exclude"),
+    ({"compiled-globs": {}}, "compiled-globs"),
+])
+def test_wrong_config_is_an_error_naming_the_key(raw, key):
+    with pytest.raises(ConfigError, match=key.replace("*", r"\*")):
+        validate(raw, "pyproject.toml")
+
+
+@pytest.mark.parametrize("raw", [
+    {"severity": {"sen301": "warning"}},
+    {"per-path-ignores": {"tests/**": ["SEN3", "chaos", "*", "SEN301"]}},
+    {"style": {"line-length": 100}},
+])
+def test_valid_config_passes(raw):
+    validate(raw, "pyproject.toml")
+
+
+def test_lowercase_rule_codes_apply():
+    v = gate_new_file("s.py", BARE, {"severity": {"sen301": "off"}})
+    assert "SEN301" not in codes(v)
+
+
+@pytest.mark.parametrize("pattern, path, ignored", [
+    ("src/*.py", "src/a.py", True),
+    ("src/*.py", "src/sub/a.py", False),  # fnmatch would say True
+    ("**/gen", "deep/dir/gen/x.py", True),
+    ("build/", "build/x.py", True),
+    ("build/", "src/build/x.py", True),  # no slash but the trailing one: matches at any depth
+    ("/build/", "src/build/x.py", False),
+    ("*.py", "deep/x.py", True),
+])
+def test_path_patterns_have_gitignore_semantics(pattern, path, ignored):
+    v = gate_new_file(path, BARE, {"per-path-ignores": {pattern: ["SEN301"]}})
+    assert ("SEN301" not in codes(v)) is ignored
+    v = gate_new_file(path, BARE, {"exclude": [pattern]})
+    assert ("SEN301" not in codes(v)) is ignored
+
+
+def test_baseline_does_not_let_a_new_copy_of_a_baselined_problem_through(tmp_path):
+    """The hook sees added lines only: the old copy is not reported, but it still holds its baseline entry."""
+    from sentinel import baseline
+    from sentinel.config import validate as _validate
+    from sentinel.diffparse import parse_diff
+    from sentinel.sources import Change
+
+    old = "def f():\n    try:\n        g()\n    except:\n        pass\n"
+    all_files = parse_diff("diff --git a/m.py b/m.py\nnew file mode 100644\n--- /dev/null\n+++ b/m.py\n"
+                           "@@ -0,0 +1,5 @@\n" + "".join("+" + ln + "\n" for ln in old.splitlines()))
+    accepted = engine.run(Change(all_files, content_rev=None), _validate({}, "t"),
+                          engine.RunOptions(use_baseline=False)).findings
+    path = tmp_path / ".sentinel-baseline.json"
+    baseline.write(str(path), accepted)
+    # The same problem copied into the file: the diff adds a second `except:` below the old one.
+    added = ("def h():\n    try:\n        g()\n    except:\n        pass\n")
+    diff = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,5 +1,10 @@\n"
+            + "".join(" " + ln + "\n" for ln in old.splitlines())
+            + "".join("+" + ln + "\n" for ln in added.splitlines()))
+    v = engine.run(Change(parse_diff(diff), content_rev=None), _validate({}, "t"),
+                   engine.RunOptions(baseline_path=str(path)))
+    assert [(f.rule, f.line) for f in v.findings if f.rule == "SEN301"] == [("SEN301", 9)]
+    # A change that leaves the accepted copy alone and adds nothing like it stays clean.
+    v = engine.run(Change(parse_diff(diff.replace("except:\n        pass\n+", "except:\n        pass\n+", 1)),
+                          content_rev=None), _validate({}, "t"), engine.RunOptions(baseline_path=str(path),
+                                                                                  filter_mode=engine.FilterMode.FILE))
+    assert [(f.rule, f.line) for f in v.findings if f.rule == "SEN301"] == [("SEN301", 9)]
