@@ -347,8 +347,19 @@ def _ignored_by_path(f: Finding, config: Config) -> bool:
 
 
 def _inline_suppressed(f: Finding, ctx: FileContext, rule) -> bool:
-    comments = ctx.lexed.comments
+    lexed = ctx.lexed
+    comments = lexed.comments
     if not comments:
         return False
-    return is_suppressed(f.rule, f.line, comments, getattr(rule, "noqa", ()), getattr(rule, "security", False),
-                         f.end_line)
+    equivalents, security = getattr(rule, "noqa", ()), getattr(rule, "security", False)
+    if is_suppressed(f.rule, f.line, comments, equivalents, security, f.end_line):
+        return True
+    # A line inside a multi-line string cannot carry a comment: as with ruff, the comment after the string's
+    # closing quotes speaks for every line of it.
+    inner = lexed.string_inner
+    if f.line + 1 in inner or f.line in inner:
+        end = f.line
+        while end + 1 in inner and end - f.line < 10000:
+            end += 1
+        return end != f.line and is_suppressed(f.rule, end, comments, equivalents, security)
+    return False

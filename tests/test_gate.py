@@ -289,3 +289,13 @@ def test_baseline_does_not_let_a_new_copy_of_a_baselined_problem_through(tmp_pat
                           content_rev=None), _validate({}, "t"), engine.RunOptions(baseline_path=str(path),
                                                                                   filter_mode=engine.FilterMode.FILE))
     assert [(f.rule, f.line) for f in v.findings if f.rule == "SEN301"] == [("SEN301", 9)]
+
+
+def test_noqa_after_a_multiline_string_covers_its_lines():
+    """ruff's convention: the comment after the closing quotes speaks for the whole string."""
+    long = "word " * 40
+    src = f'README = """\\\n{long}\n{long}\n"""  # noqa: E501\n'
+    v = gate_new_file("tests/test_a.py", src, {"style": {"line-length": 100}})
+    assert "SEN202" not in codes(v)
+    v = gate_new_file("tests/test_a.py", src.replace("  # noqa: E501", ""), {"style": {"line-length": 100}})
+    assert "SEN202" in codes(v)

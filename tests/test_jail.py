@@ -590,3 +590,30 @@ def test_cli_config_ban_and_protected_and_destructive_shell(repo):
     rules = sorted(f["rule"] for f in json.loads(proc.stdout)["findings"])
     assert rules == ["SEN102", "SEN106", "SEN107"]
     assert "TOKEN=abc" not in proc.stdout  # a secret file's content is never echoed
+
+
+# --- ORM and schema APIs destroy data as surely as SQL text (issue 10) ----------------------------------------
+
+@pytest.mark.parametrize("src", [
+    "from app import db\n\n\ndef reset():\n    db.drop_all()\n",
+    "from sqlalchemy import MetaData\n\nmetadata = MetaData()\n\n\ndef reset(engine):\n    metadata.drop_all(engine)\n",
+    "def reset(users, engine):\n    users.drop(engine)\n",
+    "def reset(users, engine):\n    users.drop(bind=engine, checkfirst=True)\n",
+    "def purge(session, User):\n    session.query(User).delete()\n",
+    "from sqlalchemy import delete\n\n\ndef purge(session, User):\n    session.execute(delete(User))\n",
+    "def purge(Order):\n    Order.objects.all().delete()\n",
+])
+def test_orm_and_schema_destruction(src):
+    assert "SEN105" in jail_codes("app/models.py", src)
+
+
+@pytest.mark.parametrize("src", [
+    "def clean(df):\n    return df.drop(columns=['a'])\n",
+    "def clean(df):\n    return df.drop('a', axis=1)\n",
+    "def purge(session, User, uid):\n    session.query(User).filter(User.id == uid).delete()\n",
+    "from sqlalchemy import delete\n\n\ndef purge(session, User, uid):\n    session.execute(delete(User).where(User.id == uid))\n",
+    "def purge(cache, key):\n    cache.delete(key)\n",
+    "def purge(resp):\n    return requests.delete(resp.url)\n",
+])
+def test_narrow_or_unrelated_drops_and_deletes(src):
+    assert "SEN105" not in jail_codes("app/models.py", src)
