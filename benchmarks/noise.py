@@ -13,7 +13,12 @@ checked twice, as the gate sees it in use:
 It prints per project: commits, blocked (exit 1), errors (exit 2), and findings per rule x role x severity;
 with ``--json`` it writes every finding of every commit (for docs/noise.md, which explains each block).
 
-    python benchmarks/noise.py [--sentinel PATH] [--jobs 2] [--repo werkzeug] [--limit N] [--json out.json]
+Two more corpora of ../shared/corpus replay the same way: ``--corpus fixtures`` (150 commits of flask, requests
+and sqlalchemy with their files' contents, no project config) and ``--corpus commits`` (900 commits of the same
+projects as `.py`-only diffs: `sentinel check --diff -` with the commit's message, in an empty repository).
+
+    python benchmarks/noise.py [--corpus noise|fixtures|commits] [--sentinel PATH] [--jobs 2] [--repo werkzeug]
+                               [--limit N] [--json out.json]
 """
 
 from __future__ import annotations
@@ -47,7 +52,9 @@ def _write(root: Path, rel: str, text: str) -> None:
 
 def build(commit: dict, where: Path, env: dict) -> None:
     """The parent state committed, the commit's own change written into the work tree (not staged)."""
-    git = lambda *a: subprocess.run(["git", *a], cwd=where, check=True, capture_output=True, env=env)  # noqa: E731
+    def git(*a):
+        return subprocess.run(["git", *a], cwd=where, check=True, capture_output=True, env=env)
+
     where.mkdir(parents=True)
     git("init", "-q", "-b", "main")
     for rel, text in (commit.get("config") or {}).items():
@@ -76,7 +83,7 @@ def message_of(commit: dict) -> str:
 def run_sentinel(cmd: list[str], cwd: Path, env: dict, timeout: float = 120.0) -> dict:
     t = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, env=env, timeout=timeout)
+        proc = subprocess.run(cmd, check=False, cwd=cwd, capture_output=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"exit": "timeout", "seconds": timeout, "findings": [], "stderr": "timeout"}
     out = {"exit": proc.returncode, "seconds": round(time.perf_counter() - t, 3), "findings": [],
@@ -109,7 +116,9 @@ def replay(job: tuple[dict, str]) -> dict:
         except subprocess.CalledProcessError as exc:
             result["build_error"] = exc.stderr.decode("utf-8", "replace")[-500:]
             return result
-        git = lambda *a: subprocess.run(["git", *a], cwd=where, check=True, capture_output=True, env=env)  # noqa: E731
+        def git(*a):
+            return subprocess.run(["git", *a], cwd=where, check=True, capture_output=True, env=env)
+
         git("add", "-A")
         # Hook view: the staged change, then the commit-msg hook on the real message.
         result["hook"] = run_sentinel([sentinel, "check", "--format", "json"], where, env)
@@ -124,14 +133,43 @@ def replay(job: tuple[dict, str]) -> dict:
     return result
 
 
-def load_commits(shared: Path, repos: list[str] | None, limit: int | None) -> list[dict]:
+def replay_diff(job: tuple[dict, str]) -> dict:
+    """A commit known only by its diff and message: what `git diff | sentinel check --diff -` sees in CI."""
+    commit, sentinel = job
+    env = {**os.environ, **GIT_ENV, "SENTINEL_DEBUG": ""}
+    env.pop("SENTINEL_TASK", None)
+    tmp = Path(tempfile.mkdtemp(prefix="noise-"))
+    result = {"repo": commit["repo"], "sha": commit["sha"], "subject": commit["subject"]}
+    try:
+        subprocess.run(["git", "init", "-q", str(tmp)], check=True, capture_output=True, env=env)
+        msg = tmp / "MSG"
+        msg.write_text(message_of(commit), encoding="utf-8")
+        diff = tmp / "change.diff"
+        diff.write_bytes(commit["diff"].encode("utf-8", "surrogateescape"))
+        result["ci"] = run_sentinel([sentinel, "check", "--diff", str(diff), "--message", f"@{msg}",
+                                     "--format", "json", "--no-memory"], tmp, env)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return result
+
+
+def load_commits(shared: Path, repos: list[str] | None, limit: int | None, corpus: str = "noise") -> list[dict]:
     out = []
-    for path in sorted((shared / "corpus" / "noise").glob("*.jsonl.gz")):
+    if corpus == "noise":
+        paths = sorted((shared / "corpus" / "noise").glob("*.jsonl.gz"))
+    elif corpus == "fixtures":
+        paths = sorted((shared / "corpus").glob("*.fixtures.jsonl"))
+    else:
+        paths = [shared / "corpus" / "commits.jsonl"]
+    for path in paths:
         name = path.name.split(".")[0]
-        if repos and name not in repos:
+        if repos and corpus != "commits" and name not in repos:
             continue
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as fh:
             rows = [json.loads(line) for line in fh]
+        if corpus == "commits" and repos:
+            rows = [r for r in rows if r["repo"] in repos]
         out.extend(rows[:limit] if limit else rows)
     return out
 
@@ -192,6 +230,7 @@ def summarize(results: list[dict]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    ap.add_argument("--corpus", choices=("noise", "fixtures", "commits"), default="noise")
     ap.add_argument("--sentinel", default=shutil.which("sentinel") or "sentinel",
                     help="the installed console script to replay with")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
@@ -202,11 +241,13 @@ def main() -> int:
     if not (args.shared / "corpus" / "noise").is_dir():
         print(f"skipped: {args.shared}/corpus/noise not found (see the shared corpus README)")
         return 0
-    commits = load_commits(args.shared, args.repo, args.limit)
+    commits = load_commits(args.shared, args.repo, args.limit, args.corpus)
+    for c in commits:  # the fixtures name the project without its owner
+        c.setdefault("config", {})
     t0 = time.perf_counter()
     jobs = [(c, args.sentinel) for c in commits]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(replay, jobs, chunksize=1))
+        results = list(pool.map(replay_diff if args.corpus == "commits" else replay, jobs, chunksize=1))
     print(summarize(results))
     print(f"\n{len(results)} commits replayed in {time.perf_counter() - t0:.0f} s with {args.sentinel}")
     if args.json:

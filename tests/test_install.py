@@ -67,6 +67,6 @@ def test_heavy_packages_only_in_extras():
     requires = md.requires("diff-sentinel") or []
     default = [Requirement(r) for r in requires]
     default = [r for r in default if r.marker is None or r.marker.evaluate({"extra": ""})]
-    assert {_canon(r.name) for r in default} <= {"pydantic", "numpy", "tomli"}
+    assert {_canon(r.name) for r in default} <= {"pydantic", "numpy", "tomli", "pathspec"}
     extras = {_canon(Requirement(r).name) for r in requires if "extra ==" in r}
     assert {"model2vec", "sentence-transformers", "pygithub", "litellm", "unidiff"} <= extras

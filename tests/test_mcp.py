@@ -175,7 +175,8 @@ def test_bad_arguments_are_tool_errors_and_the_server_keeps_serving(repo):
 
 def test_secrets_are_redacted_in_every_tool_result(repo):
     repo.write("a.py", "x = 1\n")
-    repo.add("a.py")
+    repo.write(".sentinel.toml", "[style]\nline-length = 100\n")  # so that the long line is a finding too
+    repo.add("a.py", ".sentinel.toml")
     repo.commit("base")
     # The token is reported by the credential rule (which masks it) and its line is also too long and
     # ends in whitespace: those findings carry the line too, and must not leak it either.
