@@ -383,8 +383,8 @@ _TEMPLATED = lazy_compile(r"[${}<>%]|^\*+$|^x+$", re.I)
 def find_url_credentials(text: str, in_test: bool = False):
     """(start, end) of each password inside a URL of the line, placeholders and templates skipped.
 
-    In product code and configuration any literal password counts (``postgresql://app:pass@db``); in tests,
-    docs and examples the usual stand-ins (pass, password, secret, changeme, password123...) do not."""
+    In product code and configuration any literal password counts, even a weak one; in tests, docs and examples
+    the usual stand-ins (pass, password, secret, changeme, password123...) do not. Templates never count."""
     if "://" not in text or "@" not in text:
         return
     for m in URL_CREDENTIALS.finditer(text):
