@@ -100,7 +100,8 @@ _COMMENTED = HASH_COMMENT | SLASH_COMMENT | {"sql"}
 
 # Cheap gate: every phrase of _STUB_COMMENT_SOURCE (written with single spaces) contains one of
 # these lowercase substrings; the file is lexed for its comments only when one occurs.
-_STUB_WORDS = ("stub", "placeholder", "dummy", "stand-in", "standin", "replaced by the real", "replaced with the real", "temp impl", "temporary impl", "implement me", "implement later",
+_STUB_WORDS = ("stub", "placeholder", "dummy", "stand-in", "standin", "replaced by the real", "replaced with the real",
+               "temp impl", "temporary impl", "implement me", "implement later",
                "implementation goes", "implementation comes", "implementation here", "code here", "code goes here",
                "logic here", "logic goes here", "not implemented", "not yet implemented", "unimplemented", "fill in",
                "fill this in", "fill me in", "fill it in")
@@ -115,7 +116,8 @@ _STUB_COMMENT_SOURCE = r"""
   | \b(?:stub|placeholder)\s+body\b
   | \b(?:stub|placeholder|dummy|stand-?in)\s+(?:for|until)\s+(?:the\s+|a\s+|an\s+)?(?:real|actual|proper|final|full)?\s*
         (?:implementation|impl|logic|code|version|function|method|api|call|value|data|response)\b
-  | \b(?:to\s+be\s+)?replaced\s+(?:by|with)\s+(?:the\s+|a\s+)?(?:real|actual|proper)\s+(?:implementation|impl|logic|code)\b
+  | \b(?:to\s+be\s+)?replaced\s+(?:by|with)\s+(?:the\s+|a\s+)?(?:real|actual|proper)\s+
+        (?:implementation|impl|logic|code)\b
   | \bimplement\s+(?:me|later)\b
   | \bimplementation\s+(?:goes|comes)\s+here\b
   | \b(?:your|actual|real)\s+(?:code|implementation|logic)\s+(?:goes\s+)?here\b
