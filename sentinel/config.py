@@ -114,6 +114,8 @@ class MemoryConfig(Record, forbid_extra=True):
     retention_days: int = 365
     max_runs: int = 5000
     extra_cards: list[str] = factory(list)
+    # `sentinel memory learn`: closed-loop purification threshold (MemGovern's tau)
+    learn_tau: float = 0.2
 
 
 class RolesConfig(Record, forbid_extra=True):

@@ -45,10 +45,10 @@ def test_recall_cli_finds_the_cookie_fixes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["signals"]["exception_types"] == ["CookieError"]
-    assert len(out["results"]) == 3
-    # the bundled corpus has cookie-jar fixes; the top hits must be about cookies, with a fix line to act on
-    assert all("cookie" in r["problem_summary"].lower() for r in out["results"][:2])
-    assert all(r["fix"] for r in out["results"])
+    # the bundled corpus has cookie-jar fixes: what clears the threshold is about cookies, with a fix line
+    assert 1 <= len(out["results"]) <= 3
+    assert all("cookie" in r["problem_summary"].lower() for r in out["results"])
+    assert all(r["fix"] and r["score"] >= out["min_score"] and r["source"] == "bundled" for r in out["results"])
 
 
 def test_failing_gate_reports_similar_fixes_and_recurring_patterns(repo):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 from sentinel.commands.formatopt import add_format_option
 from sentinel.errors import InputError
@@ -29,6 +30,9 @@ def register(sub) -> None:
     q.add_argument("--language", help="only cards of this language")
     q.add_argument("--tag", help="only cards with this component, exception or rule tag")
     q.add_argument("--rule", help="only cards linked to this Sentinel rule code")
+    q.add_argument("--min-score", type=float, default=None,
+                   help="hide hits whose calibrated score is below this (default: memory.min-score, 0.35; "
+                        "0 shows every candidate)")
     add_format_option(q)
     common(q)
     q.set_defaults(func=cmd_search)
@@ -73,8 +77,10 @@ def register(sub) -> None:
     common(q, index=False)
     q.set_defaults(func=cmd_import)
 
+    from sentinel.commands.learn import register_into as register_learn
     from sentinel.commands.patterns import register_into
 
+    register_learn(msub, common)
     register_into(msub)
 
 
@@ -109,13 +115,16 @@ def _print_json(data) -> None:
 
 
 def cmd_search(args) -> int:
-    from sentinel.memory.index import search
+    from sentinel.memory.index import search_memory
 
     root = _root()
     cfg = _config(args, root)
     idx = _index(args, root)
-    results = search(args.query, k=args.k, language=args.language, tag=args.tag, rule=args.rule, config=cfg,
-                     index=idx)
+    if args.min_score is not None and not 0.0 <= args.min_score <= 1.0:
+        raise InputError(f"--min-score must be between 0 and 1, not {args.min_score}")
+    results = search_memory(args.query, k=args.k, language=args.language, tag=args.tag, rule=args.rule,
+                            config=cfg, index=idx, root=None if getattr(args, "index", None) else root,
+                            min_score=args.min_score)
     if args.json:
         _print_json({"query": args.query, **results.to_json()})
         return 0
@@ -124,19 +133,30 @@ def cmd_search(args) -> int:
     if results.note:
         print(f"note: {results.note}")
     if not results:
-        print("no matching card")
+        print(f"no similar past fix (nothing scored {results.min_score:g} or more; --min-score 0 shows weaker "
+              "matches)")
     for n, hit in enumerate(results, 1):
-        print(f"{n:2d}. {hit.score:.3f}  {hit.id}  [{hit.language}]")
+        print(f"{n:2d}. {hit.score:.2f}  {hit.id}  [{hit.source}, {hit.language}]")
         print(f"    {hit.problem_summary}")
         print(f"    signals: {'; '.join(hit.top_signals)}")
+        if hit.matched:
+            print("    matched: " + "; ".join(f"{k} {', '.join(v)}" for k, v in hit.matched.items()))
+        where = " ".join(x for x in (hit.provenance.get("repository"), (hit.provenance.get("commit") or "")[:12],
+                                     hit.provenance.get("url")) if x)
+        if where:
+            print(f"    from: {where}")
     return 0
 
 
 def cmd_show(args) -> int:
     from sentinel.memory.index import show
+    from sentinel.memory.learned_index import learned_index
 
     root = _root()
     card = show(args.id, index=_index(args, root))
+    if card is None and not getattr(args, "index", None):
+        project = learned_index(root)
+        card = show(args.id, index=project) if project is not None else None
     if card is None:
         print(f"sentinel: no card with id {args.id!r} (try: sentinel memory search ...)", file=sys.stderr)
         return 1
@@ -158,6 +178,10 @@ def render_card(card: dict) -> str:
         lines.append(f"exceptions: {', '.join(tags['exceptions'])}")
     if tags.get("rules"):
         lines.append(f"rules: {', '.join(tags['rules'])}")
+    if tags.get("mechanisms"):
+        lines.append(f"mechanisms: {', '.join(tags['mechanisms'])}")
+    if tags.get("identifiers"):
+        lines.append(f"identifiers: {', '.join(tags['identifiers'])}")
     lines.append(f"signals: {'; '.join(card.get('signals', []))}")
     lines += ["", "Root cause", "----------", card.get("root_cause", ""), "",
               "Fix strategy", "------------", card.get("fix_strategy", ""), "", "Patch digest", "------------"]
@@ -171,8 +195,33 @@ def render_card(card: dict) -> str:
     src = prov.get("source", "")
     where = " ".join(x for x in (prov.get("repository"), prov.get("commit", "")[:12], prov.get("license")) if x)
     lines += ["", f"provenance: {src} {where}".rstrip()]
+    if prov.get("date"):
+        lines.append(f"  date: {prov['date']}")
     lines += [f"  reference: {r}" for r in prov.get("references", [])]
+    quality = card.get("quality", {})
+    if quality.get("confidence") is not None:
+        lines.append(f"confidence: {quality['confidence']:.2f} ({quality.get('standardiser', '')})")
     return "\n".join(lines)
+
+
+def _learned_stats(root, cfg) -> dict | None:
+    """The project's learned memory: cards, the last runs' stage counts (None outside a repository)."""
+    if root is None:
+        return None
+    from sentinel import gitio
+    from sentinel.memory.learned_store import learned_store_path, open_learned_store
+
+    try:
+        path = learned_store_path(cfg.memory, gitio.git_dir(root))
+    except Exception:
+        return None
+    if not os.path.exists(path):
+        return {"path": path, "cards": 0, "runs": []}
+    store = open_learned_store(cfg.memory, gitio.git_dir(root))
+    try:
+        return {"path": path, "cards": store.count(), "runs": [r.to_json() for r in store.runs(10)]}
+    finally:
+        store.close()
 
 
 def cmd_stats(args) -> int:
@@ -180,6 +229,7 @@ def cmd_stats(args) -> int:
 
     root = _root()
     data = stats(index=_index(args, root))
+    data["learned"] = _learned_stats(root, _config(args, root))
     if args.json:
         _print_json(data)
         return 0
@@ -190,6 +240,14 @@ def cmd_stats(args) -> int:
     print(f"model: {data['model'] or 'none (lexical only)'}" + (f", {data['dim']} dims" if data["dim"] else ""))
     print(f"built: {data['built_at']}")
     print(f"vocabulary: {data['vocab_size']} terms")
+    learned = data.get("learned")
+    if learned is not None:
+        print(f"learned (this project): {learned['cards']} cards in {learned['path']}")
+        from sentinel.memory.learn.pipeline import stage_line
+
+        for run in learned["runs"][:5]:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.get("finished_at") or 0))
+            print(f"  {when} {run['source']} [{run['standardiser']}]: {stage_line(run['counts'])}")
     return 0
 
 

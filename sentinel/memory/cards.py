@@ -28,6 +28,10 @@ class Tags(_Strict):
     components: list[str]
     exceptions: list[str] = Field(default_factory=list)
     rules: list[str] = Field(default_factory=list)
+    # Mechanism taxonomy tags (sentinel.memory.taxonomy) and exact-match identifiers (functions, classes, options
+    # the fix touched); both optional so hand-written cards without them stay valid.
+    mechanisms: list[str] = Field(default_factory=list)
+    identifiers: list[str] = Field(default_factory=list)
 
 
 class Chunk(_Strict):
@@ -47,18 +51,26 @@ class Verification(_Strict):
 
 
 class Provenance(_Strict):
-    source: Literal["fixrecord", "rule-class", "imported"]
+    source: Literal["fixrecord", "rule-class", "imported", "learned"]
     record_id: str | None = None
     repository: str | None = None
     commit: str | None = None
     license: str | None = None
     references: list[str] = Field(default_factory=list)
+    date: str | None = None  # when the fix was committed (ISO 8601)
+    url: str | None = None  # the issue or pull request the fix closed, when known
 
 
 class Quality(_Strict):
     governed_by: str
     # Filled in by the checklist when a card is written by `sentinel memory import`; recomputed on every build.
     checklist: dict[str, Any] | None = None
+    # Written by `sentinel memory learn`: how sure the standardiser is of the card (0-1), which standardiser
+    # wrote it ("deterministic" or "llm:MODEL"), the QC refine rounds it took and the purification relevance.
+    confidence: float | None = None
+    standardiser: str | None = None
+    refine_rounds: int | None = None
+    relevance: float | None = None
 
 
 class Card(_Strict):
@@ -80,12 +92,21 @@ class Card(_Strict):
         parts = [self.problem_summary, "; ".join(self.signals), ", ".join(self.tags.components)]
         if self.tags.exceptions:
             parts.append(", ".join(self.tags.exceptions))
+        if self.tags.mechanisms:
+            from sentinel.memory.taxonomy import label
+
+            parts.append(", ".join(label(m) for m in self.tags.mechanisms))
         return ". ".join(parts)
 
     def lexical_fields(self) -> list[str]:
-        """The text BM25 indexes: problem_summary + signals + tags."""
+        """The text BM25 indexes: problem_summary + signals + tags (identifiers split into their words)."""
+        from sentinel.memory.identifiers import split_words
+        from sentinel.memory.taxonomy import label
+
         t = self.tags
-        return [self.problem_summary, *self.signals, t.language, *t.components, *t.exceptions, *t.rules]
+        idents = [" ".join(split_words(i)) for i in t.identifiers]
+        return [self.problem_summary, *self.signals, t.language, *t.components, *t.exceptions, *t.rules,
+                *(label(m) for m in t.mechanisms), *idents]
 
     def to_json(self) -> dict:
         return self.model_dump(mode="json", exclude_none=True)
@@ -139,8 +160,9 @@ _SENTENCE_END_RE = re.compile(r"[.!?]+[\"')\]]*\s+(?=[A-Z0-9\"'(`])")
 LIMITS = {
     "problem_summary": (40, 400), "signals": (10, 18), "signal_words": (2, 4), "components": (1, 5),
     "root_cause": (80, 1200), "fix_strategy": (80, 1200), "areas": (1, 6), "chunks": (3, 8), "chunk_chars": 300,
-    "tests_added": (1, 10), "edge_cases": (0, 8), "ident_chars": 24, "sentences": 2,
+    "tests_added": (1, 10), "edge_cases": (0, 8), "ident_chars": 24, "sentences": 2, "identifiers": 24,
 }
+IDENT_ENTRY_RE = re.compile(r"^[A-Za-z_][\w.-]*$")
 
 
 def _s(value: Any) -> str:
@@ -312,6 +334,16 @@ def check_card(raw: Any) -> list[str]:
         for code in _str_list(tags.get("rules"), "tags.rules", problems):
             if not RULE_CODE_RE.match(code):
                 problems.append(f"tags.rules: {code!r} is not a Sentinel rule code (SENnnn)")
+        from sentinel.memory.taxonomy import BY_TAG
+
+        for tag in _str_list(tags.get("mechanisms"), "tags.mechanisms", problems):
+            if tag not in BY_TAG:
+                problems.append(f"tags.mechanisms: {tag!r} is not a mechanism of the taxonomy")
+        idents = _str_list(tags.get("identifiers"), "tags.identifiers", problems)
+        _count(idents, "tags.identifiers", 0, LIMITS["identifiers"], problems)
+        for ident in idents:
+            if len(ident) > 80 or not IDENT_ENTRY_RE.match(ident):
+                problems.append(f"tags.identifiers: {ident[:40]!r} is not an identifier")
 
     for name in ("root_cause", "fix_strategy"):
         _length(_s(raw.get(name)), name, *LIMITS[name], problems)
@@ -358,7 +390,7 @@ def check_card(raw: Any) -> list[str]:
         source = prov.get("source")
         refs = _str_list(prov.get("references"), "provenance.references", problems)
         required = {"fixrecord": ("record_id", "repository", "commit", "license"),
-                    "imported": ("record_id", "license")}.get(source, ())
+                    "imported": ("record_id", "license"), "learned": ("repository", "commit")}.get(source, ())
         for key in required:
             if not _s(prov.get(key)):
                 problems.append(f"provenance.{key}: required when source is {source}")

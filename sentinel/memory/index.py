@@ -17,11 +17,14 @@ index costs a few file reads, not a parse of the corpus):
     post_docs.npy        int32 card rows
     post_weights.npy     float32 precomputed BM25 weight of (term, card), idf included
     lang.npy             uint16 language code per card (meta.languages)
-    facet_keys.txt       "tag:<lower>" / "rule:<CODE>" keys, CSR like the postings
+    term_max.npy         float32 best posting weight of each term: the most a query term can add to BM25
+    facet_keys.txt       "tag:<lower>" / "rule:<CODE>" filter keys and the exact-signal keys "ident:<lower>",
+                         "exc:<lower>", "mech:<tag>", CSR like the postings
     facet_indptr.npy, facet_docs.npy
 
-Search (primitive 1) is hybrid: w_e * cosine + w_l * BM25, each min-max normalised over the candidate set (the
-union of the top candidates of either signal). Browse (primitive 2) returns a whole card.
+Search (primitive 1) scores the union of the best candidates by cosine, by BM25 and by exact identifier or
+exception match with a calibrated model (sentinel.memory.scoring): the score is an absolute estimate of
+relevance, and hits under the threshold are not shown. Browse (primitive 2) returns a whole card.
 
 Cosine candidates are exact below APPROX_MIN_CARDS. Above it a coarse scan over the head dimensions (the
 principal axes carry most of the variance) keeps the best RERANK candidates, which are then scored exactly:
@@ -47,7 +50,7 @@ import numpy as np
 from sentinel.memory.corpus import SHIPPED_INDEX_DIR
 from sentinel.memory.text import tokenize
 
-FORMAT = 1
+FORMAT = 2
 APPROX_MIN_CARDS = 30_000
 HEAD_DIMS = 48
 RERANK = 2000
@@ -61,9 +64,16 @@ class IndexMissing(Exception):
     """No index where one was expected."""
 
 
+PROJECT_SOURCES = frozenset({"learned", "imported"})
+
+
 @dataclass
 class Preview:
-    """One search hit: enough to decide whether to browse the card."""
+    """One search hit: enough to decide whether to browse the card.
+
+    score: calibrated relevance in [0, 1] (absolute: comparable across queries and indexes); cosine and bm25 are
+    the raw signals; source is "project" for cards learned from or imported into this project, else "bundled";
+    provenance says where the fix comes from; matched lists the query's exact signals the card carries."""
 
     id: str
     score: float
@@ -72,25 +82,36 @@ class Preview:
     cosine: float | None = None
     bm25: float = 0.0
     language: str = ""
-    source: str = ""
+    source: str = "bundled"
+    provenance: dict = field(default_factory=dict)
+    matched: dict = field(default_factory=dict)
+    coverage: float = 0.0
+    features: dict = field(default_factory=dict)  # the calibrated model's inputs, for explanation and fitting
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
 class SearchResults(list):
-    """list[Preview] plus how it was produced: mode 'hybrid' or 'lexical', and a note when degraded."""
+    """list[Preview] plus how it was produced: mode 'hybrid' or 'lexical', a note when degraded or empty, the
+    threshold applied and the query's exact signals."""
 
     def __init__(self, items=(), mode: str = "hybrid", note: str | None = None, model: str | None = None,
-                 candidates: int = 0):
+                 candidates: int = 0, min_score: float = 0.0, signals: Any = None, below_threshold: int = 0):
         super().__init__(items)
         self.mode = mode
         self.note = note
         self.model = model
         self.candidates = candidates
+        self.min_score = min_score
+        self.signals = signals
+        self.below_threshold = below_threshold
 
     def to_json(self) -> dict:
-        return {"mode": self.mode, "note": self.note, "model": self.model, "results": [p.to_json() for p in self]}
+        return {"mode": self.mode, "note": self.note, "model": self.model, "min_score": self.min_score,
+                "below_threshold": self.below_threshold,
+                "signals": self.signals.to_json() if self.signals is not None else None,
+                "results": [p.to_json() for p in self]}
 
 
 @dataclass
@@ -188,6 +209,7 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
         indptr[i + 1] = indptr[i] + len(postings[term])
     docs = np.empty(int(indptr[-1]), dtype=np.int32)
     weights = np.empty(int(indptr[-1]), dtype=np.float32)
+    term_max = np.zeros(len(vocab), dtype=np.float32)
     for i, term in enumerate(vocab):
         rows = np.asarray(postings[term], dtype=np.int64)
         tf = np.asarray(tfs[term], dtype=np.float64)
@@ -195,11 +217,14 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * lengths[rows] / (avgdl or 1.0))
         docs[indptr[i]:indptr[i + 1]] = rows
-        weights[indptr[i]:indptr[i + 1]] = idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+        w = idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+        weights[indptr[i]:indptr[i + 1]] = w
+        term_max[i] = w.max()
     (tmp / "vocab.txt").write_text("".join(f"{t}\n" for t in vocab), encoding="utf-8")
     np.save(tmp / "post_indptr.npy", indptr)
     np.save(tmp / "post_docs.npy", docs)
     np.save(tmp / "post_weights.npy", weights)
+    np.save(tmp / "term_max.npy", term_max)
     lap("bm25")
 
     # filters
@@ -211,6 +236,9 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
     for row, c in enumerate(typed):
         keys = {f"tag:{t.lower()}" for t in (*c.tags.components, *c.tags.exceptions, *c.tags.rules)}
         keys |= {f"rule:{r.upper()}" for r in c.tags.rules}
+        mechs, idents = exact_signals(c)
+        keys |= {f"mech:{m}" for m in mechs} | {f"ident:{i}" for i in idents}
+        keys |= {f"exc:{e.lower().rsplit('.', 1)[-1]}" for e in c.tags.exceptions}
         for key in sorted(keys):
             facets.setdefault(key, []).append(row)
     fkeys, findptr, fdocs = _csr(facets)
@@ -257,6 +285,25 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
         _rmtree(old)
     _INDEXES.pop(str(out_dir.resolve()), None)
     return meta
+
+
+def exact_signals(card) -> tuple[list[str], list[str]]:
+    """A typed card's mechanisms and exact-match identifier keys. Cards written before the taxonomy carry
+    none: they are derived from the card's own text (the same code a query goes through)."""
+    from sentinel.memory import identifiers, taxonomy
+
+    t = card.tags
+    mechs = list(t.mechanisms)
+    if not mechs:
+        text = " ".join([card.problem_summary, *card.signals, card.root_cause])
+        mechs = taxonomy.infer(text, exceptions=t.exceptions, threshold=2.0, limit=3)
+    idents = list(t.identifiers)
+    if not idents:
+        digest = card.patch_digest
+        text = " ".join([card.root_cause, card.fix_strategy, *digest.areas,
+                         *(f"{c.what} {c.why}" for c in digest.chunks)])
+        idents = identifiers.from_text(text, limit=12)
+    return mechs, identifiers.normalise(idents)
 
 
 def build(config: Any = None, root: str | None = None, cards: list[str] | None = None,
@@ -438,6 +485,31 @@ class MemoryIndex:
             out[docs[a:b]] += weights[a:b]
         return out
 
+    def bm25_bound(self, terms: list[str]) -> float:
+        """The most BM25 any card could score for these query terms: each distinct known term's best posting
+        weight, plus, for each term no card has, the weight of a term found in a single card (an unknown word is
+        part of what the query says, and no card says it)."""
+        vocab = self.vocab
+        distinct = set(terms)
+        known = sorted({vocab[t] for t in distinct if t in vocab})
+        unknown = len(distinct) - len(known)
+        bound = float(self._npy("term_max")[known].sum()) if known else 0.0
+        if unknown:
+            n = max(self.count, 1)
+            bound += unknown * float(np.log(1.0 + (n - 0.5) / 1.5))
+        return bound
+
+    def facet_rows(self, key: str) -> np.ndarray:
+        keys = self._cache.get("facet_index")
+        if keys is None:
+            keys = {k: i for i, k in enumerate(self._lines("facet_keys.txt"))}
+            self._cache["facet_index"] = keys
+        i = keys.get(key)
+        if i is None:
+            return np.zeros(0, dtype=np.int32)
+        indptr = self._npy("facet_indptr")
+        return self._npy("facet_docs")[indptr[i]:indptr[i + 1]]
+
     def filter_mask(self, language: str | None = None, tag: str | None = None,
                     rule: str | None = None) -> np.ndarray | None:
         mask = None
@@ -446,15 +518,8 @@ class MemoryIndex:
             code = langs.index(language.lower()) if language.lower() in langs else -1
             mask = self._npy("lang") == code
         for key in ([f"tag:{tag.lower()}"] if tag else []) + ([f"rule:{rule.upper()}"] if rule else []):
-            keys = self._cache.get("facet_index")
-            if keys is None:
-                keys = {k: i for i, k in enumerate(self._lines("facet_keys.txt"))}
-                self._cache["facet_index"] = keys
             sel = np.zeros(self.count, dtype=bool)
-            i = keys.get(key)
-            if i is not None:
-                indptr = self._npy("facet_indptr")
-                sel[self._npy("facet_docs")[indptr[i]:indptr[i + 1]]] = True
+            sel[self.facet_rows(key)] = True
             mask = sel if mask is None else (mask & sel)
         return mask
 
@@ -512,16 +577,6 @@ def _matvec(matrix: np.ndarray, vec: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", matrix, vec)
 
 
-def _minmax(x: np.ndarray) -> np.ndarray:
-    if x.size == 0:
-        return x
-    lo, hi = float(x.min()), float(x.max())
-    if hi - lo <= 1e-12:
-        # one distinct value: it carries no ranking information; keep it only if it is a real match
-        return np.full_like(x, 1.0 if hi > 0 else 0.0)
-    return (x - lo) / (hi - lo)
-
-
 def _top(scores: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray:
     """Rows of the k best scores (unordered), restricted to allowed rows when given."""
     if allowed is not None:
@@ -562,53 +617,127 @@ def _query_embedder(index: MemoryIndex, config: Any) -> tuple[Any, str | None]:
     return emb, None
 
 
+def _exact_matches(idx: MemoryIndex, signals, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                            dict[int, dict]]:
+    """Per candidate: identifiers matched (count), exception matched, mechanism matched; and what matched."""
+    pos = {int(r): j for j, r in enumerate(cand)}
+    ident = np.zeros(cand.size, dtype=np.float64)
+    exc = np.zeros(cand.size, dtype=np.float64)
+    mech = np.zeros(cand.size, dtype=np.float64)
+    matched: dict[int, dict] = {}
+
+    def mark(rows, arr, kind, value, cap=None):
+        for r in rows:
+            j = pos.get(int(r))
+            if j is None:
+                continue
+            if cap is None or arr[j] < cap:
+                arr[j] += 1
+            matched.setdefault(j, {}).setdefault(kind, []).append(value)
+
+    for name in signals.identifiers:
+        rows = idx.facet_rows(f"ident:{name}")
+        # an identifier a tenth of the cards carry identifies nothing
+        if rows.size and rows.size <= max(3, idx.count // 10):
+            mark(rows, ident, "identifiers", name)
+    for name in signals.exceptions:
+        mark(idx.facet_rows(f"exc:{name.lower()}"), exc, "exceptions", name)
+    for tag in signals.mechanisms:
+        mark(idx.facet_rows(f"mech:{tag}"), mech, "mechanisms", tag)
+    from sentinel.memory.scoring import IDENT_CAP
+
+    return np.minimum(ident, IDENT_CAP), np.minimum(exc, 1), np.minimum(mech, 1), matched
+
+
+def _exact_pool(idx: MemoryIndex, signals, allowed: np.ndarray | None, limit: int) -> np.ndarray:
+    rows = [idx.facet_rows(f"ident:{n}") for n in signals.identifiers]
+    rows = [r for r in rows if 0 < r.size <= max(3, idx.count // 10)]
+    if not rows:
+        return np.zeros(0, dtype=np.int64)
+    pool = np.unique(np.concatenate(rows)).astype(np.int64)
+    if allowed is not None:
+        pool = np.intersect1d(pool, allowed, assume_unique=True)
+    return pool[:limit]
+
+
+def provenance_of(card: dict) -> dict:
+    prov = card.get("provenance", {})
+    refs = prov.get("references") or []
+    return {k: v for k, v in (("kind", prov.get("source")), ("repository", prov.get("repository")),
+                              ("commit", prov.get("commit")), ("record_id", prov.get("record_id")),
+                              ("date", prov.get("date")), ("url", prov.get("url") or (refs[0] if refs else None)))
+            if v}
+
+
+def source_of(card: dict) -> str:
+    return "project" if card.get("provenance", {}).get("source") in PROJECT_SOURCES else "bundled"
+
+
 def search(query: str, k: int = 10, language: str | None = None, tag: str | None = None,
            rule: str | None = None, *, config: Any = None, index: MemoryIndex | None = None,
-           root: str | None = None, candidates: int | None = None, exact: bool = False) -> SearchResults:
-    """Hybrid search over the index layer. Filters narrow the cards before scoring.
+           root: str | None = None, candidates: int | None = None, exact: bool = False,
+           min_score: float | None = None, signals: Any = None) -> SearchResults:
+    """Search over the index layer, scored by the calibrated model; filters narrow the cards before scoring.
 
+    min_score: hits below it are dropped (None: config memory.min_score, else the default threshold; 0 shows
+    every candidate). signals: the query's exact signals (QuerySignals); inferred from the text when None.
     Without a usable vector model the search is lexical only and says so (results.mode, results.note).
     """
+    from sentinel.memory.scoring import DEFAULT_MIN_SCORE, load_calibration, query_signals
+
     idx = index if index is not None else load_index(root=root)
     mem_cfg = getattr(config, "memory", None)
+    if min_score is None:
+        min_score = float(getattr(mem_cfg, "min_score", DEFAULT_MIN_SCORE))
     w_e = float(getattr(mem_cfg, "embedding_weight", 0.5))
-    w_l = float(getattr(mem_cfg, "lexical_weight", 0.5))
     k = max(1, int(k))
     terms = tokenize(query)
+    qs = signals if signals is not None else query_signals(query)
     allowed = None
     mask = idx.filter_mask(language, tag, rule)
+    empty_mode = "hybrid" if idx.has_vectors else "lexical"
     if mask is not None:
         allowed = np.flatnonzero(mask)
         if allowed.size == 0:
-            return SearchResults([], mode="hybrid" if idx.has_vectors else "lexical", note="no card matches the "
-                                 "filters", model=idx.meta.get("model"))
+            return SearchResults([], mode=empty_mode, note="no card matches the filters",
+                                 model=idx.meta.get("model"), min_score=min_score, signals=qs)
     lex = idx.bm25(terms)
+    bound = idx.bm25_bound(terms)
     emb, why_not = (None, "embedding_weight is 0") if w_e <= 0 else _query_embedder(idx, config)
     n_cand = candidates or max(50, 5 * k)
 
+    lex_pool = np.flatnonzero(lex > 0)
+    if allowed is not None:
+        lex_pool = np.intersect1d(lex_pool, allowed, assume_unique=True)
+    exact_pool = _exact_pool(idx, qs, allowed, n_cand)
     if emb is not None:
         qvec = idx.rotate(emb.encode([query])[0])
         cand, cosine_of = idx.cosine_candidates(qvec, n_cand, allowed, exact=exact)
-        lex_pool = np.flatnonzero(lex > 0)
-        if allowed is not None:
-            lex_pool = np.intersect1d(lex_pool, allowed, assume_unique=True)
-        if lex_pool.size:
-            cand = np.union1d(cand, _top(lex, n_cand, lex_pool))
-        c_cos, c_lex = cosine_of(cand), lex[cand]
-        total = w_e + w_l if w_e + w_l > 0 else 1.0
-        score = (w_e * _minmax(c_cos) + w_l * _minmax(c_lex)) / total
         mode, note, model = "hybrid", None, emb.name
     else:
-        pool = allowed if allowed is not None else np.arange(idx.count)
-        pool = pool[lex[pool] > 0]
-        cand = _top(lex, n_cand, pool)
-        c_cos, c_lex = None, lex[cand]
-        score = _minmax(c_lex)
+        cand, cosine_of = np.zeros(0, dtype=np.int64), None
         mode, model = "lexical", None
         note = f"lexical only: {why_not}"
-        if not cand.size:
+    if lex_pool.size:
+        cand = np.union1d(cand, _top(lex, n_cand, lex_pool))
+    if exact_pool.size:
+        cand = np.union1d(cand, exact_pool)
+    cand = np.asarray(cand, dtype=np.int64)
+    if not cand.size:
+        if emb is None:
             note += "; no card shares a term with the query"
-    order = np.lexsort((cand, -score))[:k]
+        return SearchResults([], mode=mode, note=note, model=model, min_score=min_score, signals=qs)
+    c_lex = lex[cand]
+    c_cos = cosine_of(cand) if cosine_of is not None else None
+    ident, exc, mech, matched = _exact_matches(idx, qs, cand)
+    coverage = np.clip(c_lex / bound, 0.0, 1.0) if bound > 0 else np.zeros(cand.size)
+    feats = {"coverage": coverage, "identifiers": ident, "exception": exc, "mechanism": mech}
+    if c_cos is not None:
+        feats["cosine"] = np.asarray(c_cos, dtype=np.float64)
+    score = load_calibration().probability(feats, lexical=c_cos is None)
+    keep = np.flatnonzero(score >= min_score) if min_score > 0 else np.arange(cand.size)
+    below = int(cand.size - keep.size)
+    order = keep[np.lexsort((cand[keep], -score[keep]))][:k]
     qterms = set(terms)
     out = []
     for j, card in zip(order, idx.cards([int(cand[j]) for j in order])):
@@ -616,8 +745,44 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
             id=card["id"], score=round(float(score[j]), 4), problem_summary=card["problem_summary"],
             top_signals=_top_signals(card.get("signals", []), qterms),
             cosine=None if c_cos is None else round(float(c_cos[j]), 4), bm25=round(float(c_lex[j]), 4),
-            language=card.get("tags", {}).get("language", ""), source=card.get("provenance", {}).get("source", "")))
-    return SearchResults(out, mode=mode, note=note, model=model, candidates=int(cand.size))
+            language=card.get("tags", {}).get("language", ""), source=source_of(card),
+            provenance=provenance_of(card), matched=matched.get(int(j), {}),
+            coverage=round(float(coverage[j]), 4),
+            features={name: round(float(v[j]), 4) for name, v in feats.items()}))
+    if not out and below:
+        extra = f"no similar past fix: {below} candidate(s) scored below the threshold {min_score:g}"
+        note = f"{note}; {extra}" if note else extra
+    return SearchResults(out, mode=mode, note=note, model=model, candidates=int(cand.size), min_score=min_score,
+                         signals=qs, below_threshold=below)
+
+
+def search_memory(query: str, k: int = 10, *, config: Any = None, root: str | None = None,
+                  index: MemoryIndex | None = None, project_first: bool = False, **kwargs: Any) -> SearchResults:
+    """Search the bundled index (or `index`) and the project's learned cards together, merged by score.
+
+    Scores are calibrated, so hits of both indexes compare directly; with project_first the project's own
+    hits above the threshold come before bundled ones (what recall does: this project's history first)."""
+    from sentinel.memory.learned_index import learned_index
+
+    base = search(query, k=k, config=config, index=index if index is not None else load_index(root=root),
+                  **kwargs)
+    project = learned_index(root) if root else None
+    if project is None:
+        return base
+    mine = search(query, k=k, config=config, index=project, **kwargs)
+    key = (lambda h: (h.source != "project", -h.score)) if project_first else (lambda h: -h.score)
+    seen: set[str] = set()
+    merged = []
+    for h in sorted([*mine, *base], key=key):
+        if h.id not in seen:
+            seen.add(h.id)
+            merged.append(h)
+    note = base.note or mine.note
+    if merged and note and "no similar past fix" in note:
+        note = None
+    return SearchResults(merged[:k], mode=base.mode if base.mode == mine.mode else "mixed", note=note,
+                         model=base.model, candidates=base.candidates + mine.candidates, min_score=base.min_score,
+                         signals=base.signals, below_threshold=base.below_threshold + mine.below_threshold)
 
 
 def show(card_id: str, *, index: MemoryIndex | None = None, root: str | None = None) -> dict | None:

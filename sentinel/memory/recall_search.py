@@ -1,16 +1,15 @@
 """Similar past fixes for a group of findings: a thin, precise layer over card search.
 
 Precision first: cards governed with the finding's rule code are relevant by construction
-and are searched first; other cards are added only when their embedding similarity is
-clearly high (hybrid scores are normalized per query, so only the raw cosine can say
-"this is actually close"), never to pad the list.
+and are searched first; other cards — the project's learned ones first, then the bundled ones —
+are added only when their calibrated score clears the threshold (memory.min-score), never to pad
+the list.
 """
 
 from __future__ import annotations
 
 import re
 
-UNFILTERED_MIN_COSINE = 0.55
 _FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
 
 
@@ -35,7 +34,8 @@ def fix_line(card: dict, limit: int = 180) -> str:
 
 def similar_fixes(rule: str, findings, config, root: str | None = None):
     """Return (hits with .id .score .problem_summary .fix_line, note or None)."""
-    from sentinel.memory.index import IndexMissing, load_index, search, show
+    from sentinel.memory.index import IndexMissing, load_index, search, search_memory, show
+    from sentinel.memory.learned_index import learned_index
 
     k = max(1, int(config.memory.recall_k))
     try:
@@ -43,15 +43,19 @@ def similar_fixes(rule: str, findings, config, root: str | None = None):
     except IndexMissing as exc:
         return [], f"similar past fixes unavailable: {exc}"
     query = _query(rule, findings)
-    hits = list(search(query, k=k, rule=rule, config=config, index=index))
+    # rule-class cards are relevant by construction: ranked by score, not cut by the threshold
+    hits = list(search(query, k=k, rule=rule, config=config, index=index, min_score=0.0))
     note = None
     if len(hits) < k:
-        extra = search(query, k=k, config=config, index=index)
-        note = extra.note
+        extra = search_memory(query, k=k, config=config, index=index, root=root, project_first=True)
+        if extra.note and "no similar past fix" not in extra.note:
+            note = extra.note
         seen = {h.id for h in hits}
         for h in extra:
-            if h.id not in seen and h.cosine is not None and h.cosine >= UNFILTERED_MIN_COSINE and len(hits) < k:
+            if h.id not in seen and len(hits) < k:
                 hits.append(h)
+    project = learned_index(root) if root else None
     for h in hits:
-        h.fix_line = fix_line(show(h.id, index=index) or {})
+        card = show(h.id, index=project) if h.source == "project" and project is not None else None
+        h.fix_line = fix_line(card or show(h.id, index=index) or {})
     return hits, note

@@ -1,0 +1,49 @@
+"""The project's learned index: the cards of the LearnedCardStore, built into a searchable index.
+
+It lives beside the store, in <git-dir>/sentinel/learned-index/, in the same format as the bundled index, and is
+rebuilt from the store after each `sentinel memory learn` that changed the cards (its meta.json keeps the
+store's digest). Search opens it next to the bundled index and merges hits by their calibrated scores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+LEARNED_INDEX_NAME = "learned-index"
+
+
+def learned_index_dir(root: str | None) -> Path | None:
+    if not root:
+        return None
+    from sentinel.api import cache_dir_for
+
+    cache = cache_dir_for(root)
+    return Path(cache) / LEARNED_INDEX_NAME if cache else None
+
+
+def learned_index(root: str | None):
+    """The project's learned index, or None when it has none."""
+    from sentinel.memory.index import IndexMissing, load_index
+
+    where = learned_index_dir(root)
+    if where is None or not (where / "meta.json").is_file():
+        return None
+    try:
+        return load_index(where)
+    except IndexMissing:
+        return None
+
+
+def rebuild(store, out: Path, config: Any = None) -> dict:
+    """Build the learned index from the store's cards (valid ones; invalid ones are reported by the caller)."""
+    from sentinel.embeddings import EmbedderUnavailable, get_embedder
+    from sentinel.memory.cards import check_card
+    from sentinel.memory.index import build_index
+
+    cards = [c for c in store.cards() if not check_card(c)]
+    try:
+        embedder = get_embedder(getattr(config, "embeddings", None))
+    except EmbedderUnavailable:
+        embedder = None
+    return build_index(cards, out, embedder, sources=[f"learned store {store.digest()[:16]}"])

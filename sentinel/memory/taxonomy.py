@@ -1,0 +1,272 @@
+"""The mechanism taxonomy: a controlled vocabulary of *how* bugs happen, shared by cards and queries.
+
+Card signals used to name domain nouns ("header mapping"); two fixes of the same mistake in different domains
+then never met. A mechanism tag names the mistake itself ("a mutable default shared across calls"), so a query
+whose text, exception or traceback points at a mechanism finds fixes of that mechanism anywhere.
+
+Each mechanism has a stable tag, a label and a one-line description (both our own words, used by the offline
+standardiser), 2-4 word signals, and cues: regular expressions over problem text (a query, a commit message, a
+news fragment), over the added/removed lines of a fix, and exception names that imply it. `infer` scores the cues
+and returns the tags that clear a threshold, strongest first. Pure Python, no numpy: cheap to import.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    tag: str
+    label: str
+    description: str
+    signals: tuple[str, ...]
+    text: tuple[str, ...] = ()  # regexes over problem text (case-insensitive)
+    code: tuple[str, ...] = ()  # regexes over added/removed code lines
+    exceptions: tuple[str, ...] = ()  # exception names (lower case) that point at it
+
+
+MECHANISMS: tuple[Mechanism, ...] = (
+    Mechanism("none-missing-value", "None or missing value",
+              "a value that can be None, absent or unset is used as if it were always present",
+              ("None not handled", "missing key lookup", "unset optional value", "NoneType attribute access"),
+              text=(r"\bnone\b", r"\bnull\b", r"nonetype", r"\bmissing (?:key|value|field|attribute|header)",
+                    r"\bnot set\b", r"\bunset\b", r"\bis none\b", r"\bempty value", r"\bundefined\b",
+                    r"\bkeyerror\b", r"has no attribute"),
+              code=(r"\bis (?:not )?None\b", r"\.get\(", r"\bor \{\}", r"\bor \[\]", r"getattr\([^)]*,[^)]*,"),
+              exceptions=("keyerror", "attributeerror")),
+    Mechanism("off-by-one", "off-by-one or boundary error",
+              "an index, range or length check is wrong by one at a boundary",
+              ("off by one", "boundary condition", "index out of range", "last element skipped"),
+              text=(r"off[- ]by[- ]one", r"\bboundary\b", r"out of range", r"\blast (?:element|item|line|byte|"
+                    r"character|chunk)", r"\bfirst (?:element|item|line)", r"\bfencepost", r"\btruncat",
+                    r"\bindexerror\b", r"\bone (?:too many|too few|extra)\b"),
+              code=(r"[<>]=?\s*len\(", r"len\([^)]*\)\s*[-+]\s*1", r"\[\s*-?\d*\s*:\s*-?\d+\s*\]", r"range\("),
+              exceptions=("indexerror",)),
+    Mechanism("bytes-str-encoding", "bytes vs str or encoding",
+              "text and bytes are mixed, or data is encoded or decoded with the wrong codec",
+              ("bytes versus str", "encoding mismatch", "non-ascii input", "unicode decode failure"),
+              text=(r"\bbytes\b", r"\bencod", r"\bdecod", r"\bunicode", r"\butf-?8\b", r"\blatin-?1\b",
+                    r"\bnon-?ascii\b", r"\bcharset\b", r"\bcodec\b", r"\bascii\b", r"\bsurrogate"),
+              code=(r"\.encode\(", r"\.decode\(", r"\bencoding\s*=", r"\berrors\s*=\s*['\"]", r"\bb['\"]",
+                    r"\bisinstance\([^)]*\bbytes\b"),
+              exceptions=("unicodedecodeerror", "unicodeencodeerror", "unicodeerror")),
+    Mechanism("mutable-shared-state", "mutable default or shared state",
+              "a mutable object (default argument, class attribute, module global) is shared and modified "
+              "across calls or instances",
+              ("mutable default argument", "state shared across calls", "in-place modification", "missing copy"),
+              text=(r"mutable default", r"\bshared (?:between|across|by)\b", r"\bshared state", r"\bmutat",
+                    r"\bin[- ]place\b", r"\bleaks? (?:between|into|across)\b", r"\bclass attribute",
+                    r"\bglobal state", r"\bside effects?\b", r"\bcopy\b", r"\bmodified\b"),
+              code=(r"\.copy\(\)", r"\bdeepcopy\(", r"\bcopy\.copy\(", r"def \w+\([^)]*=\s*(?:\[\]|\{\}|dict\(\)|"
+                    r"list\(\)|set\(\))", r"\bdict\(\w+\)", r"\blist\(\w+\)")),
+    Mechanism("async-cancellation", "async cancellation or task lifecycle",
+              "an awaited operation is cancelled, times out or outlives its task, and cleanup or state is lost",
+              ("task cancellation", "async cleanup", "event loop closed", "awaited coroutine"),
+              text=(r"\bcancel", r"\basync\b", r"\basyncio\b", r"\bawait", r"\bcoroutine", r"\bevent loop",
+                    r"\btask(?:s)?\b", r"\btrio\b", r"\bgreenlet"),
+              code=(r"\bCancelledError\b", r"\basyncio\.", r"\bawait\b", r"\.cancel\(\)", r"\bshield\(",
+                    r"\basync def\b", r"\bcreate_task\("),
+              exceptions=("cancellederror", "timeouterror")),
+    Mechanism("resource-leak", "resource leak or missing cleanup",
+              "a file, socket, connection or subprocess is not closed or released on every path",
+              ("resource not released", "unclosed file handle", "connection leak", "missing cleanup"),
+              text=(r"\bleak", r"\bunclosed\b", r"\bnot (?:closed|released|freed)\b", r"\bresourcewarning\b",
+                    r"\bfile descriptors?\b", r"\bclean ?up\b", r"\bdangling\b", r"\btoo many open files"),
+              code=(r"\.close\(\)", r"\bfinally:", r"\bwith\s+\w", r"\.release\(\)", r"\b__exit__\b",
+                    r"\bcontextmanager\b"),
+              exceptions=("resourcewarning",)),
+    Mechanism("race-concurrency", "race condition or concurrency",
+              "two threads, processes or tasks interleave on shared state without the ordering the code assumes",
+              ("race condition", "thread safety", "concurrent access", "lock ordering"),
+              text=(r"\brace\b", r"\brace condition", r"\bthread", r"\bconcurren", r"\bdeadlock", r"\block\b",
+                    r"\bparallel\b", r"\bmultiprocess", r"\bintermittent", r"\bflaky\b"),
+              code=(r"\bLock\(", r"\bRLock\(", r"\bwith self\._lock\b", r"\bthreading\.", r"\bSemaphore\("),
+              exceptions=()),
+    Mechanism("time-zone", "time zone or datetime handling",
+              "naive and aware datetimes are mixed, or a conversion ignores the time zone or DST",
+              ("timezone aware datetime", "naive datetime", "utc conversion", "timestamp offset"),
+              text=(r"\btime ?zones?\b", r"\btz\b", r"\butc\b", r"\bnaive\b", r"\baware\b", r"\bdst\b",
+                    r"\bdatetime", r"\btimestamp", r"\bdate (?:parsing|format)", r"\bexpir"),
+              code=(r"\btzinfo\b", r"\btimezone\.", r"\butcnow\(", r"\bdatetime\.", r"\bfromtimestamp\(")),
+    Mechanism("path-handling", "file path handling",
+              "a file system path is joined, normalised, quoted or compared wrongly (relative, symlink, Windows "
+              "separators, case)",
+              ("file path handling", "relative path resolution", "windows path separator", "symlink resolution"),
+              text=(r"\bpaths?\b", r"\bdirector(?:y|ies)\b", r"\bsymlink", r"\bwindows\b", r"\bbackslash",
+                    r"\brelative\b", r"\babsolute\b", r"\bseparator", r"\bfilename", r"\bcwd\b", r"\bfolder"),
+              code=(r"\bos\.path\.", r"\bPath\(", r"\bos\.sep\b", r"\bnormpath\(", r"\bresolve\(\)",
+                    r"\brelpath\(", r"\babspath\(", r"\bfspath\("),
+              exceptions=("filenotfounderror", "isadirectoryerror", "notadirectoryerror", "permissionerror")),
+    Mechanism("exception-handling", "exception handling",
+              "an error is swallowed, raised as the wrong type, or escapes as a raw traceback instead of a clear "
+              "message",
+              ("uncaught exception", "wrong exception type", "swallowed error", "error message lost"),
+              text=(r"\btraceback\b", r"\buncaught\b", r"\bunhandled\b", r"\bswallow", r"\bcrash", r"\braises?\b",
+                    r"\bexception\b", r"\berror message", r"\binternal error", r"\bsilently"),
+              code=(r"^\s*except\b", r"^\s*raise\b", r"^\s*try:", r"\bfrom exc\b", r"\bfrom e\b")),
+    Mechanism("type-handling", "type handling or coercion",
+              "a value of an unexpected type (subclass, int vs float, str vs list, custom object) is passed on "
+              "or coerced wrongly",
+              ("unexpected argument type", "type coercion", "isinstance check", "subclass not accepted"),
+              text=(r"\btypeerror\b", r"\bwrong type\b", r"\btype (?:check|coercion|annotation|hint)",
+                    r"\bsubclass", r"\bisinstance\b", r"\binteger\b", r"\bfloat\b", r"\bcoerc", r"\bcast\b",
+                    r"\btuple\b", r"\bgeneric"),
+              code=(r"\bisinstance\(", r"\btype\(\w+\)\s*(?:is|==)", r"\bint\(", r"\bfloat\(", r"\bstr\("),
+              exceptions=("typeerror",)),
+    Mechanism("parsing-escaping", "parsing, quoting or escaping",
+              "input with special characters, quotes, whitespace or unusual syntax is parsed, quoted or escaped "
+              "wrongly",
+              ("special characters input", "quoting and escaping", "parser edge case", "whitespace handling"),
+              text=(r"\bquot", r"\bescap", r"\bpars(?:e|er|ing)\b", r"\bspecial characters?", r"\bwhitespace",
+                    r"\bregex", r"\bregular expression", r"\bsyntax\b", r"\bdelimit", r"\bsemicolon", r"\bcomma\b",
+                    r"\bsplit", r"\bnewline", r"\bheader value", r"\bmalformed\b"),
+              code=(r"\bre\.(?:compile|match|search|sub|split|fullmatch)\(", r"\bquote\(", r"\bescape\(",
+                    r"\.split\(", r"\.strip\(", r"\bshlex\."),
+              exceptions=("valueerror", "syntaxerror", "jsondecodeerror")),
+    Mechanism("stale-cache", "stale cache or memoised state",
+              "a cached or memoised result is reused after the data it depends on changed",
+              ("stale cached value", "cache invalidation", "memoized result reused", "outdated state"),
+              text=(r"\bcach", r"\bstale\b", r"\bmemoi", r"\binvalidat", r"\boutdated\b", r"\breused?\b"),
+              code=(r"\blru_cache\b", r"\bcache\b", r"\b_cache\b", r"\bcached_property\b", r"\binvalidate")),
+    Mechanism("ordering-determinism", "ordering or nondeterminism",
+              "results depend on iteration, hash or scheduling order that the code assumed to be fixed",
+              ("iteration order dependence", "nondeterministic output", "sort order", "duplicate entries"),
+              text=(r"\border(?:ing)?\b", r"\bsort", r"\bnon-?determinis", r"\brandom\b", r"\breproducib",
+                    r"\bduplicat", r"\bdeterminis"),
+              code=(r"\bsorted\(", r"\.sort\(", r"\bOrderedDict\b", r"\bdict\.fromkeys\(")),
+    Mechanism("hang-recursion", "hang, infinite loop or recursion",
+              "a loop, retry or recursive call never terminates for some input",
+              ("infinite loop", "process hangs", "unbounded recursion", "never terminates"),
+              text=(r"\bhang", r"\binfinite\b", r"\brecursion", r"\brecursive", r"\bnever (?:returns|ends|"
+                    r"terminates|finishes)", r"\bstuck\b", r"\bfreez", r"\bblocks? forever"),
+              code=(r"\bwhile True\b", r"\bmax_depth\b", r"\brecursion"),
+              exceptions=("recursionerror",)),
+    Mechanism("compat-version", "version or platform compatibility",
+              "behaviour differs across Python versions, platforms or dependency versions and one of them was "
+              "not handled",
+              ("python version difference", "platform specific behaviour", "dependency version change",
+               "deprecated api use"),
+              text=(r"\bpython ?3\.\d+", r"\bpy3\d\b", r"\bcompat", r"\bdeprecat", r"\bplatform", r"\bmacos\b",
+                    r"\bpypy\b", r"\bversion\b", r"\bimporterror\b", r"\bno longer\b", r"\bupgrad"),
+              code=(r"\bsys\.version_info\b", r"\bsys\.platform\b", r"\bos\.name\b", r"^\s*except ImportError",
+                    r"\bwarnings\.warn\("),
+              exceptions=("importerror", "modulenotfounderror", "deprecationwarning")),
+    Mechanism("config-option-ignored", "option or configuration ignored",
+              "a setting, flag, environment variable or keyword argument is accepted but not honoured on some path",
+              ("option not honoured", "setting ignored", "environment variable", "keyword argument ignored"),
+              text=(r"\boption\b", r"\bsetting", r"\bconfig", r"\bflag\b", r"\benvironment variable", r"\bignor",
+                    r"\bnot (?:respected|honou?red|passed|propagated|forwarded)", r"\bparameter", r"\bargument",
+                    r"\bkeyword"),
+              code=(r"\bos\.environ\b", r"\bgetenv\(", r"\bkwargs\b", r"\bconfig\.", r"\boptions?\.")),
+    Mechanism("numeric-precision", "numeric precision or overflow",
+              "a numeric conversion loses precision, overflows or rounds differently than expected",
+              ("floating point precision", "integer overflow", "rounding error", "decimal conversion"),
+              text=(r"\bprecision", r"\boverflow", r"\bround", r"\bdecimal\b", r"\bnumeric\b", r"\bscale\b",
+                    r"\bnan\b", r"\binfinity\b"),
+              code=(r"\bDecimal\(", r"\bround\(", r"\bmath\.", r"\bfloat\("),
+              exceptions=("overflowerror", "zerodivisionerror")),
+    Mechanism("lifecycle-reuse", "object lifecycle or reuse",
+              "an object is used after close, reused, re-entered or released twice",
+              ("use after close", "double release", "object reuse", "reentrant call"),
+              text=(r"\bafter (?:close|closing|shutdown|dispose|exit)", r"\btwice\b", r"\bdouble\b", r"\breus",
+                    r"\bre-?entr", r"\balready (?:closed|released|started|running)", r"\bclosed\b",
+                    r"\bshutdown\b", r"\bdispos", r"\breconnect"),
+              code=(r"\bself\._closed\b", r"\bif self\.closed\b", r"\bclosed\b"),
+              exceptions=("runtimeerror",)),
+    Mechanism("signature-arguments", "function signature or arguments",
+              "a call passes arguments the callee does not accept, or a wrapper drops or renames them",
+              ("unexpected keyword argument", "positional argument order", "wrapper signature", "missing argument"),
+              text=(r"unexpected keyword", r"\bpositional", r"\bsignature\b", r"\bmissing \d* ?required",
+                    r"\btakes \d+ positional", r"\bwrapper\b", r"\bdecorator"),
+              code=(r"\*\*kwargs\b", r"\*args\b", r"\bfunctools\.wraps\b", r"\binspect\.signature\(")),
+    Mechanism("inheritance-override", "inheritance or method override",
+              "a subclass, mixin or override breaks an assumption of the base class (method resolution, super "
+              "call, attribute lookup)",
+              ("subclass override", "missing super call", "method resolution order", "mixin interaction"),
+              text=(r"\bsubclass", r"\boverrid", r"\binherit", r"\bsuper\(\)", r"\bmixin", r"\bmro\b",
+                    r"\bbase class", r"\bmetaclass"),
+              code=(r"\bsuper\(\)\.", r"\b__init_subclass__\b", r"\b__mro__\b", r"\bmetaclass\b")),
+    Mechanism("performance", "performance or memory use",
+              "an operation does quadratic, repeated or unbounded work, or holds more memory than needed",
+              ("quadratic time", "slow operation", "memory growth", "repeated computation"),
+              text=(r"\bslow", r"\bperformance", r"\bquadratic", r"\bmemory (?:usage|use|growth|consumption)",
+                    r"\bexponential", r"\bspeed", r"\befficien", r"\blarge (?:files?|inputs?|numbers?)"),
+              code=(r"\blru_cache\b", r"\bset\(", r"\bbisect\.")),
+    Mechanism("http-status-retry", "HTTP status, retry or network failure",
+              "a network call's status code, timeout, redirect or retry is handled wrongly",
+              ("http status code", "retry after failure", "rate limited request", "network timeout"),
+              text=(r"\bhttp\b", r"\bstatus(?: code)?\b", r"\b(?:429|5\d\d|4\d\d)\b", r"\bretr(?:y|ies)",
+                    r"\brate limit", r"\btimeout", r"\btimed out", r"\bredirect", r"\bconnection (?:reset|refused|"
+                    r"error|closed)", r"\bproxy\b", r"\bssl\b", r"\btls\b"),
+              code=(r"\bstatus_code\b", r"\bstatus\s*[=!<>]=", r"\bretry", r"\btimeout\s*=", r"\bredirect"),
+              exceptions=("connectionerror", "timeouterror", "httperror", "sslerror", "clientresponseerror",
+                          "connectionreseterror", "readtimeout", "connecttimeout")),
+    Mechanism("empty-input", "empty input edge case",
+              "an empty string, list, file or stream is not handled like a non-empty one",
+              ("empty input handling", "zero length value", "empty collection", "blank string"),
+              text=(r"\bempty\b", r"\bzero[- ]length", r"\bblank\b", r"\bno (?:items|arguments|files|rows|"
+                    r"elements)\b"),
+              code=(r"\bif not \w+:", r"\blen\(\w+\)\s*==\s*0", r"==\s*['\"]{2}")),
+    Mechanism("equality-hashing", "equality, hashing or comparison",
+              "objects compare or hash inconsistently, so lookups, sets or comparisons give wrong answers",
+              ("equality comparison", "hash consistency", "comparison operator", "identity versus equality"),
+              text=(r"\b__eq__\b", r"\b__hash__\b", r"\bhashable\b", r"\bunhashable\b", r"\bequality\b",
+                    r"\bcompar", r"\bidentity\b"),
+              code=(r"\bdef __eq__\b", r"\bdef __hash__\b", r"\bdef __lt__\b", r"\bis not\b", r"\bfunctools\."
+                    r"total_ordering\b")),
+    Mechanism("warning-noise", "spurious or missing warning",
+              "a warning is emitted when it should not be, or not emitted when it should",
+              ("spurious warning", "warning not emitted", "deprecation warning", "warning filter"),
+              text=(r"\bwarning", r"\bwarns?\b", r"\bspurious"),
+              code=(r"\bwarnings\.", r"\bwarn\("),
+              exceptions=("userwarning", "deprecationwarning", "runtimewarning", "pytestwarning",
+                          "resourcewarning")),
+)
+
+BY_TAG = {m.tag: m for m in MECHANISMS}
+TAGS = tuple(BY_TAG)
+_THRESHOLD = 1.0
+
+
+def _compile(patterns: tuple[str, ...], flags: int) -> re.Pattern | None:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), flags) if patterns else None
+
+
+_TEXT = {m.tag: _compile(m.text, re.IGNORECASE) for m in MECHANISMS}
+_CODE = {m.tag: _compile(m.code, re.MULTILINE) for m in MECHANISMS}
+_EXC = {m.tag: frozenset(m.exceptions) for m in MECHANISMS}
+
+
+def scores(text: str = "", code: str = "", exceptions: list[str] | tuple[str, ...] = ()) -> dict[str, float]:
+    """Cue score per mechanism: distinct text cues count 1 each (at most 3), code cues 0.5 (at most 1.5),
+    an implying exception 1.5. Only the mechanisms with any cue are returned."""
+    excs = {e.lower().rsplit(".", 1)[-1] for e in exceptions}
+    out: dict[str, float] = {}
+    for tag in TAGS:
+        s = 0.0
+        rx = _TEXT[tag]
+        if rx is not None and text:
+            s += min(3, len({m.group(0).lower() for m in rx.finditer(text)}))
+        rx = _CODE[tag]
+        if rx is not None and code:
+            s += 0.5 * min(3, len({m.group(0) for m in rx.finditer(code)}))
+        if excs & _EXC[tag]:
+            s += 1.5
+        if s:
+            out[tag] = s
+    return out
+
+
+def infer(text: str = "", code: str = "", exceptions: list[str] | tuple[str, ...] = (), limit: int = 3,
+          threshold: float = _THRESHOLD) -> list[str]:
+    """The mechanisms the cues point at, strongest first (ties in taxonomy order), at most `limit`."""
+    s = scores(text, code, exceptions)
+    ranked = sorted((tag for tag, v in s.items() if v >= threshold), key=lambda t: (-s[t], TAGS.index(t)))
+    return ranked[:limit]
+
+
+def label(tag: str) -> str:
+    m = BY_TAG.get(tag)
+    return m.label if m else tag
