@@ -9,7 +9,8 @@ query's fix changed — the same rule the evaluation uses — and a logistic reg
 Reliability (predicted vs observed relevance per score bucket) is printed for the training data; the
 evaluation repositories are never used here.
 
-    python benchmarks/calibrate_scores.py [--shared ../shared] [--history /tmp/pt pytest-dev/pytest 2016-01-01 2022-01-01]
+    python benchmarks/calibrate_scores.py [--shared ../shared] \
+        [--history /tmp/pt pytest-dev/pytest 2016-01-01 2022-01-01]
 """
 
 from __future__ import annotations

@@ -79,7 +79,8 @@ def history(repo):
         "tests/test_cart.py": "def test_add():\n    pass\n\n\ndef test_remove_item_missing_sku():\n    pass\n"})
     commit(repo, "Fix typo in README", {"README.md": "# shop, the cart library\n"})
     commit(repo, "Bump requests from 2.0 to 2.1 (fixes #20)", {"requirements.txt": "requests==2.1\n"})
-    formatted = fixed.replace("    def total(self):\n        return sum(", "    def total(self):\n        return sum(  ")
+    formatted = fixed.replace("    def total(self):\n        return sum(",
+                              "    def total(self):\n        return sum(  ")
     commit(repo, "fix formatting of the cart module", {"src/shop/cart.py": formatted})
     commit(repo, "Add discount codes", {"src/shop/discount.py": "def apply(code, total):\n    return total\n"})
     commit(repo, "Fix flaky scheduler timing", {"src/shop/discount.py":

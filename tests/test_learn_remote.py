@@ -224,8 +224,9 @@ def _one_fix_repo(repo):
     repo.write("src/shop/cart.py", "class Cart:\n    def remove_item(self, sku):\n        return self.items[sku]\n")
     repo.add("src/shop/cart.py")
     repo.commit("init")
-    repo.write("src/shop/cart.py", "class Cart:\n    def remove_item(self, sku):\n        entry = self.items.get(sku)\n"
-                                   "        if entry is None:\n            raise LookupError(sku)\n        return entry\n")
+    repo.write("src/shop/cart.py", "class Cart:\n    def remove_item(self, sku):\n"
+                                   "        entry = self.items.get(sku)\n        if entry is None:\n"
+                                   "            raise LookupError(sku)\n        return entry\n")
     repo.add("src/shop/cart.py")
     return repo.commit("Fix KeyError in remove_item for an unknown sku")
 

@@ -58,7 +58,8 @@ def test_identifiers_from_text_diff_and_logs():
     found = identifiers.from_text("Fix ``Request.get_json`` when `silent=True` and parse_options_header() fails")
     assert {"Request.get_json", "get_json", "parse_options_header"} <= set(found)
     assert "when" not in found and "Fix" not in found
-    diff = "@@ -10,6 +10,7 @@ class MultiDict(dict):\n-    def getlist(self, key):\n+    def getlist(self, key, type=None):\n"
+    diff = ("@@ -10,6 +10,7 @@ class MultiDict(dict):\n-    def getlist(self, key):\n"
+            "+    def getlist(self, key, type=None):\n")
     assert identifiers.from_diff(diff) == ["MultiDict", "getlist"]
     quoted, numbers = identifiers.quoted_and_numbers("KeyError: 'user_id' after 1500 ms on port 8080")
     assert quoted == ["user_id"] and numbers == ["1500", "8080"]

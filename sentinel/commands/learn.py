@@ -51,9 +51,11 @@ def register_into(msub, common) -> None:
 def _repository_name(root: str) -> str:
     from sentinel.memory.learn.gitsource import _git
 
+    from sentinel.errors import GitError
+
     try:
         url = _git(root, ["config", "--get", "remote.origin.url"]).decode().strip()
-    except Exception:
+    except GitError:  # no origin remote: the directory name stands in
         url = ""
     m = re.search(r"[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$", url)
     return m.group(1) if m else os.path.basename(os.path.abspath(root))

@@ -211,9 +211,11 @@ def _learned_stats(root, cfg) -> dict | None:
     from sentinel import gitio
     from sentinel.memory.learned_store import learned_store_path, open_learned_store
 
+    from sentinel.errors import SentinelError
+
     try:
         path = learned_store_path(cfg.memory, gitio.git_dir(root))
-    except Exception:
+    except SentinelError:  # no git dir or no store location: nothing learned to show
         return None
     if not os.path.exists(path):
         return {"path": path, "cards": 0, "runs": []}

@@ -200,7 +200,8 @@ def _index(ws: Workspace):
 
 def search_cards(ws: Workspace, query: str, k: int = 5, language: str | None = None, rule: str | None = None,
                  tag: str | None = None) -> dict:
-    from sentinel.memory.index import search
+    from sentinel.memory.index import search_memory, show
+    from sentinel.memory.learned_index import learned_index
     from sentinel.memory.recall_search import fix_line
 
     if not query or not query.strip():
@@ -212,13 +213,17 @@ def search_cards(ws: Workspace, query: str, k: int = 5, language: str | None = N
         raise InputError(f"rule must be a rule code like SEN301, not {rule!r}")
     root = ws.root_or_none()
     idx = _index(ws)
-    results = search(query, k=k, language=language or None, tag=tag or None, rule=rule.upper() if rule else None,
-                     config=ws.config(root), index=idx)
+    # the bundled cards and this project's learned ones, merged by calibrated score (below the threshold: none)
+    results = search_memory(query, k=k, language=language or None, tag=tag or None,
+                            rule=rule.upper() if rule else None, config=ws.config(root), index=idx, root=root)
+    project = learned_index(root) if root else None
     hits = []
     for h in results:
-        card = idx.card(idx.row_of(h.id)) if idx.row_of(h.id) is not None else {}
+        card = (show(h.id, index=project) if h.source == "project" and project is not None else None) or \
+            show(h.id, index=idx) or {}
         hits.append({"id": h.id, "score": round(h.score, 3), "summary": h.problem_summary, "language": h.language,
-                     "signals": list(h.top_signals), "fix": fix_line(card)})
+                     "signals": list(h.top_signals), "fix": fix_line(card), "source": h.source,
+                     "provenance": h.provenance})
     return redact_tree({"query": query, "mode": results.mode, "note": results.note, "results": hits})
 
 
@@ -230,6 +235,11 @@ def read_card(ws: Workspace, card_id: str) -> dict:
     if not _CARD_ID.match(card_id):
         raise InputError("id must be a card id as returned by search_experience, e.g. fx-aiohttp-7b5d54a96c")
     card = show(card_id, index=_index(ws))
+    if card is None:
+        from sentinel.memory.learned_index import learned_index
+
+        project = learned_index(ws.root_or_none())
+        card = show(card_id, index=project) if project is not None else None
     if card is None:
         raise InputError(f"no card with id {card_id!r}; search_experience returns the ids that exist")
     return redact_tree({"card": card, "text": render_card(card)})

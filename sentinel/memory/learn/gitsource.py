@@ -68,13 +68,6 @@ def _git(root: str, args: list[str]) -> bytes:
     return proc.stdout
 
 
-def head_sha(root: str, rev: str = "HEAD") -> str | None:
-    try:
-        return _git(root, ["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"]).decode().strip() or None
-    except Exception:
-        return None
-
-
 def list_commits(root: str, rev: str = "HEAD", since: str | None = None, until: str | None = None,
                  max_commits: int | None = None, exclude: set[str] | None = None) -> list[CommitMeta]:
     """Non-merge commits reachable from rev (newest first), with message and numstat, minus `exclude`."""

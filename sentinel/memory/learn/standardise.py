@@ -306,7 +306,8 @@ def facts(cand: Candidate) -> dict:
             seen_actions.add((a[0], a[1]))
             unique.append(a)
     actions = unique
-    return {"problem": problem, "exceptions": exceptions, "text_exceptions": text_excs, "identifiers": idents[:16], "components": comps[:5],
+    return {"problem": problem, "exceptions": exceptions, "text_exceptions": text_excs, "identifiers": idents[:16],
+            "components": comps[:5],
             "areas": areas[:6], "mechanisms": mechs, "symptom": symptom, "terms": terms, "actions": actions,
             "language": _language(cand), "banned": banned}
 
