@@ -240,3 +240,29 @@ def test_a_pr_whose_config_does_not_load_is_judged_by_the_base_config(tmp_path, 
     summary = html.unescape(out.summary)
     assert out.returncode == 1 and "SEN104" in summary  # not an error exit: the base config judges
     assert "SEN801" in summary and "does not load" in summary and "no-such-key" in summary
+
+
+def test_pull_request_target_reads_the_prs_files_as_the_base_checkout_plus_the_diff(tmp_path):
+    from sentinel.ci.github_api import file_section
+    from sentinel.ci.run import PatchedChange
+    from sentinel.diffparse import parse_diff
+
+    repo = GitRepo(tmp_path / "r")
+    base_text = "".join(f"line {i}\n" for i in range(1, 40))
+    repo.write("app.py", base_text)
+    repo.write("gone.py", "x = 1\n")
+    repo.add("app.py", "gone.py")
+    base = repo.commit("base")
+    head_text = base_text.replace("line 20\n", "changed 20\nadded 20b\n").replace("line 3\n", "")
+    repo.write("app.py", head_text)
+    repo.write("new.py", "y = 2\n")
+    repo.git("rm", "-q", "gone.py")
+    repo.add("app.py", "new.py")
+    head = repo.commit("head")
+    files = _patches(repo, base, head)
+    diff = "".join(file_section(f["filename"], f["status"], f["patch"]) for f in files)
+    repo.git("checkout", "-q", base)  # what pull_request_target has on disk
+    cs = parse_diff(diff, "api")
+    cs.root = str(repo.path)
+    got = PatchedChange(cs, content_rev=None, base_checkout=True).read(["app.py", "new.py", "gone.py"])
+    assert got == {"app.py": head_text.encode(), "new.py": b"y = 2\n", "gone.py": None}

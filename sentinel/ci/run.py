@@ -121,7 +121,8 @@ class CiRun:
         cs = parse_diff(text, source=f"PR #{self.ev.pr_number} (GitHub API)")
         cs.root, cs.base, cs.head = root, self.ev.base_sha, self.ev.head_sha
         self.notes.add(how if how.startswith("diff:") else f"diff: {how}")
-        return Change(cs, content_rev=None)
+        # pull_request_target checks out the base branch: the PR's files are the base's plus the diff.
+        return PatchedChange(cs, content_rev=None, base_checkout=self.ev.name == "pull_request_target")
 
     # -- task, claims and their evidence -------------------------------------------------------
     def task_and_issues(self) -> tuple[str | None, dict[int, str]]:
@@ -248,6 +249,41 @@ class CiRun:
             return
         if outcome:
             self.notes.add(f"review: {outcome}")
+
+
+class PatchedChange(Change):
+    """A change read through the API. For pull_request_target the files on disk are the base
+    branch's: the PR's files are those with the PR's diff applied, not what is on disk."""
+
+    base_checkout: bool = False
+
+    def read(self, paths: list[str]) -> dict[str, bytes | None]:
+        from sentinel.configdiff import apply_diff
+
+        if not self.base_checkout or not self.changeset.root:
+            # Another checkout (a pull_request's merge commit): its files are used only where they
+            # agree with the diff (engine.build_contexts checks), else the diff's own lines.
+            return Change.read(self, paths)
+        by_path = {f.path: f for f in self.changeset.files}
+        out: dict[str, bytes | None] = {}
+        for p in paths:
+            fc = by_path.get(p)
+            if fc is None or fc.status.value in ("deleted", "binary"):
+                out[p] = None
+                continue
+            before: list[str] = []
+            if fc.status.value != "added":
+                try:
+                    with open(os.path.join(self.changeset.root, fc.old_path or fc.path), "rb") as fh:
+                        before = fh.read().decode("utf-8", "surrogateescape").split("\n")
+                except OSError:
+                    out[p] = None
+                    continue
+                if before and before[-1] == "":
+                    before.pop()
+            after = apply_diff(before, fc)
+            out[p] = None if after is None else ("\n".join(after) + "\n").encode("utf-8", "surrogateescape")
+        return out
 
 
 def _checks_phrase(verdict: Verdict) -> str:

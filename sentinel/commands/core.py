@@ -164,6 +164,9 @@ def exit_code(verdict, args) -> int:
 
 def _remember(change, config, verdict):
     """Record the run in the hypothesis store and, on failure, add recall. Optional feature."""
+    # Recall's vector products are a few hundred rows: OpenBLAS's thread pool only costs its start
+    # (~20% of numpy's import). Only unless the user chose, and only in this short-lived process.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         from sentinel.memory import gate_hook
     except ModuleNotFoundError:
