@@ -17,7 +17,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 SENTINEL = shutil.which("sentinel", path=str(Path(sys.executable).parent)) or shutil.which("sentinel")
 GITHUB_TOKEN = "ghp_" + "Zq8Rt2Lm5Vx9Bn3Kc7Hd1Fg4Js6Pw0Ya2Ue8"
 
-TOOLS = {"check_change", "get_project_brief", "search_experience", "read_experience_card", "explain_rule"}
+TOOLS = {"check_change", "preview_fixes", "get_project_brief", "search_experience", "read_experience_card",
+         "explain_rule"}
 
 
 def session(repo_path, scenario, args=("mcp",)):
@@ -98,7 +99,7 @@ def test_check_change_returns_structured_findings_and_writes_nothing(repo):
     assert data["outcome"] == "failed" and data["passed"] is False
     [finding] = [f for f in data["findings"] if f["rule"] == "SEN301"]
     assert finding == {**finding, "path": "app/load.py", "line": 5, "severity": "error", "blocking": True,
-                       "check": "chaos", "code": "except:"}
+                       "check": "chaos", "code": "except:", "fix": "safe"}
     assert finding["hint"]
     assert {c["check"] for c in data["checks"]} >= {"jail", "style", "chaos", "placeholder"}
     # The same result as text, for clients that do not read structured content.
@@ -111,6 +112,27 @@ def test_check_change_returns_structured_findings_and_writes_nothing(repo):
     assert tree_state(repo.path) == before
     assert repo.git("rev-parse", "HEAD").strip() == head
     assert repo.git("diff", "--cached", "--name-only").split() == ["app/load.py"]
+
+
+def test_preview_fixes_returns_a_diff_that_applies_and_writes_nothing(repo):
+    _failing_repo(repo)
+    repo.write("app/load.py", (repo.path / "app/load.py").read_text() + "\n\ndef run(s):\n    return eval(s)\n")
+    repo.add("app/load.py")
+    before = tree_state(repo.path)
+
+    async def scenario(client):
+        return (await client.call_tool("preview_fixes", {}), await client.call_tool("preview_fixes", {"unsafe": True}))
+
+    safe, unsafe = session(repo.path, scenario)
+    data = safe.structured_content
+    assert "-    except:\n+    except Exception:\n" in data["diff"] and "literal_eval" not in data["diff"]
+    assert [(f["rule"], f["line"], f["safety"]) for f in data["fixes"]] == [("SEN301", 5, "safe")]
+    assert data["unsafe_fixes_not_shown"] == 1
+    assert "+    return ast.literal_eval(s)\n" in unsafe.structured_content["diff"]
+    assert tree_state(repo.path) == before
+    applied = subprocess.run(["git", "apply", "--check", "-"], cwd=repo.path, input=data["diff"], text=True,
+                             capture_output=True)
+    assert applied.returncode == 0, applied.stderr
 
 
 def test_check_change_on_a_range_and_a_clean_change(repo):

@@ -79,6 +79,7 @@ RULES: tuple[Rule, ...] = (
         hint="Parse the data instead (ast.literal_eval, json.loads) or dispatch on a dict of allowed operations.",
         roles={**SECURITY_ROLES, TEST: INFO},
         noqa=("S307", "S102", "B307", "B102", "PGH001", "eval-used", "exec-used", "W0123", "W0122"), security=True,
+        fix="unsafe",
     ),
     Rule(
         code="SEN304", name="hardcoded-credential", check="chaos", severity=Severity.ERROR,

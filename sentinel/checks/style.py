@@ -50,7 +50,7 @@ SEN201 = Rule(
     counter_example="function load(path) {\n    const data = read(path);\n    return data;\n}\n",
     hint="Re-indent the line with the file's own indentation (configure the editor per file type).",
     example_path="example.js",
-    roles=LAYOUT_ROLES, noqa=("E101", "W191", "mixed-indentation"), fix="unsafe",
+    roles=LAYOUT_ROLES, noqa=("E101", "W191", "mixed-indentation"), fix="safe",
 )
 SEN202 = Rule(
     "SEN202", "line-too-long", CHECK, Severity.WARNING,

@@ -52,6 +52,13 @@ def register(sub) -> None:
     p.add_argument("--no-memory", action="store_true", help="do not consult or update the experience memory")
     p.add_argument("--jobs", "-j", type=int, metavar="N",
                    help="processes for per-file analysis (default: by change size and cores; 1: serial)")
+    fixes = p.add_argument_group("fixes (rules say whether theirs is safe: `sentinel explain CODE`)")
+    fixes.add_argument("--fix", action="store_true",
+                       help="apply the safe fixes to the working tree (exits 1 when files changed: re-stage them)")
+    fixes.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff-fixes: also the fixes that may change behaviour")
+    fixes.add_argument("--diff-fixes", action="store_true",
+                       help="print the fixes as a unified diff and write nothing")
     p.set_defaults(func=cmd_check)
 
     from sentinel.commands.formatopt import add_format_option
@@ -86,7 +93,8 @@ def check_defaults(paths: list[str] | None = None):
                            staged=False, config=None,
                            fail_level=None, filter_mode=None, ban=[], no_baseline=False, format="text", output=None,
                            no_color=False, statistics=False, exit_zero=False, task=None, message=None, junit=[],
-                           coverage=[], no_memory=False, jobs=None, func=cmd_check)
+                           coverage=[], no_memory=False, jobs=None, fix=False, unsafe_fixes=False, diff_fixes=False,
+                           func=cmd_check)
 
 
 def read_text_arg(value: str | None) -> str | None:
@@ -145,11 +153,43 @@ def cmd_check(args) -> int:
         filter_mode=FilterMode(args.filter_mode) if args.filter_mode else None,
         extra_banned=args.ban, task=read_text_arg(args.task), message=read_text_arg(args.message),
         use_baseline=not args.no_baseline, extra=extra, jobs=args.jobs)
+    if args.unsafe_fixes and not (args.fix or args.diff_fixes):
+        raise InputError("--unsafe-fixes applies with --fix or --diff-fixes")
     verdict = engine.run(change, config, opts)
+    written: list[str] = []
+    if args.fix or args.diff_fixes:
+        from sentinel.fix import cli as fix_cli
+
+        plan = fix_cli.make_plan(change, config, verdict, args.unsafe_fixes)
+        if args.diff_fixes:
+            pending = fix_cli.show_diff(plan)
+            return 2 if verdict.errored else (1 if pending or not verdict.passed else 0)
+        written = fix_cli.apply(plan, change.changeset.root)
+        verdict = fix_cli.without_fixed(verdict, plan, written)
     if not args.no_memory and config.memory.enabled:
         verdict = _remember(change, config, verdict)
     _emit(verdict, args, change.changeset.root or os.getcwd(), change.changeset)
-    return exit_code(verdict, args)
+    code = exit_code(verdict, args)
+    if written:
+        return 2 if code == 2 else 1  # files changed: the commit stops so they can be reviewed and re-staged
+    if not args.fix:
+        _fixable_note(verdict, args)
+    return code
+
+
+def _fixable_note(verdict, args) -> None:
+    """Point at --fix when reported findings have a safe fix, from the rules of the checks that reported
+    them (modules the run already loaded: nothing more is imported on the hook path)."""
+    if not verdict.findings or args.format not in ("text", "concise") or args.output or args.statistics:
+        return
+    from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
+    safety: dict[str, str] = {}
+    for check in {f.check for f in verdict.findings if f.check in CHECK_MODULES or f.check in OPTIONAL_CHECKS}:
+        safety.update((r.code, r.fix) for r in load_check(check).RULES)
+    safe = sum(1 for f in verdict.findings if safety.get(f.rule) == "safe")
+    if safe:
+        sys.stderr.write(f"sentinel: {safe} finding(s) have a safe fix: preview with `sentinel check "
+                         "--diff-fixes`, apply with `sentinel check --fix`\n")
 
 
 def exit_code(verdict, args) -> int:
@@ -209,7 +249,7 @@ def cmd_rules(args) -> int:
     if args.format == "json":
         import json
         print(json.dumps([{"code": r.code, "name": r.name, "check": r.check, "severity": r.severity.value,
-                           "summary": r.summary, "url": rule_url(r.code)} for r in rules], indent=2))
+                           "summary": r.summary, "fix": r.fix, "url": rule_url(r.code)} for r in rules], indent=2))
         return 0
     if args.format == "markdown":
         from sentinel.report import ruledoc
@@ -234,6 +274,7 @@ def cmd_explain(args) -> int:
                           "severity": rule.severity.value, "summary": rule.summary, "rationale": rule.rationale,
                           "example": ruledoc.example_text(rule),
                           "counter_example": ruledoc.example_text(rule, counter=True), "hint": rule.hint,
+                          "fix": rule.fix,
                           "url": rule_url(rule.code)}, indent=2, ensure_ascii=False))
     elif args.format == "markdown":
         sys.stdout.write(ruledoc.markdown(rule))

@@ -24,7 +24,8 @@ Sentinel is an audit gate for code changes that remembers. Before you commit, ca
 change (or a range / a diff): it returns findings with rule codes, file locations and severities; findings marked \
 blocking fail the gate. When it fails, the result also carries similar past fixes and this project's recurring \
 failure patterns. Before starting or retrying a task, call get_project_brief to see what failed in earlier \
-attempts of this change and what keeps going wrong in this project. explain_rule tells what a rule code means \
+attempts of this change and what keeps going wrong in this project. preview_fixes shows the automatic fixes \
+as a diff you can apply. explain_rule tells what a rule code means \
 and what to write instead; search_experience and read_experience_card browse the memory of past bug fixes. \
 Every tool is read-only."""
 
@@ -80,6 +81,21 @@ def build_server(repo: str | None = None) -> MCPServer:
         similar past fixes and recurring project patterns. Read-only: nothing is recorded, staged or written."""
         return _call(tools.check_change, ws, range=range, diff=diff, task=task, message=message,
                      fail_level=fail_level, filter_mode=filter_mode, max_findings=max_findings)
+
+    @server.tool(name="preview_fixes", title="Preview the automatic fixes", annotations=_READ_ONLY)
+    def preview_fixes(
+        range: Annotated[str | None, Field(description="A commit range as for check_change; omit for the staged "
+                                                        "change.")] = None,
+        diff: Annotated[str | None, Field(description="A unified diff text instead (post-change content from "
+                                                       "the working tree).")] = None,
+        unsafe: Annotated[bool, Field(description="Also show fixes that may change behaviour (e.g. eval -> "
+                                                  "ast.literal_eval).")] = False,
+    ) -> dict[str, Any]:
+        """Show, as a unified diff, the fixes Sentinel can make for the change's findings (the same as
+        `sentinel check --diff-fixes`): bare except -> except Exception, wildcard imports -> the names used,
+        layout. Formatting and comments are kept. Nothing is written: apply the diff yourself (it applies to the
+        working tree with `git apply`). Also lists findings that could not be fixed, and why."""
+        return _call(tools.preview_fixes, ws, range=range, diff=diff, unsafe=unsafe)
 
     @server.tool(name="get_project_brief", title="What to know before the next attempt", annotations=_READ_ONLY)
     def get_project_brief(

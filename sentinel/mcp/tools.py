@@ -109,14 +109,11 @@ def get_change(ws: Workspace, range: str | None, diff: str | None):
     return sources.staged(root)
 
 
-def check_change(ws: Workspace, range: str | None = None, diff: str | None = None, task: str | None = None,
-                 message: str | None = None, fail_level: str | None = None, filter_mode: str | None = None,
-                 max_findings: int = 200, memory: bool = True) -> dict:
+def _run_gate(ws: Workspace, range: str | None, diff: str | None, task: str | None = None,
+              message: str | None = None, fail_level: str | None = None, filter_mode: str | None = None):
     from sentinel import engine
     from sentinel.models import FilterMode, Severity
 
-    if not 1 <= max_findings <= 5000:
-        raise InputError("max_findings must be between 1 and 5000")
     change = get_change(ws, range, diff)
     config = ws.config(change.changeset.root)
     opts = engine.RunOptions(
@@ -124,7 +121,15 @@ def check_change(ws: Workspace, range: str | None = None, diff: str | None = Non
         filter_mode=FilterMode(filter_mode) if filter_mode else None,
         task=_text_arg("task", task), message=_text_arg("message", message),
         jobs=1)  # the server is threaded: no forked workers
-    verdict = engine.run(change, config, opts)
+    return change, config, engine.run(change, config, opts)
+
+
+def check_change(ws: Workspace, range: str | None = None, diff: str | None = None, task: str | None = None,
+                 message: str | None = None, fail_level: str | None = None, filter_mode: str | None = None,
+                 max_findings: int = 200, memory: bool = True) -> dict:
+    if not 1 <= max_findings <= 5000:
+        raise InputError("max_findings must be between 1 and 5000")
+    change, config, verdict = _run_gate(ws, range, diff, task, message, fail_level, filter_mode)
     if memory and config.memory.enabled and not verdict.passed and verdict.findings:
         _recall(change, config, verdict)
     return redact_tree(verdict_data(verdict, max_findings))
@@ -147,15 +152,19 @@ def _recall(change, config, verdict: Verdict) -> None:
         verdict.recall_note = note
 
 
-def finding_data(f: Finding, blocking: bool) -> dict:
+def finding_data(f: Finding, blocking: bool, fix: str = "none") -> dict:
     return {"rule": f.rule, "check": f.check, "severity": f.severity.value, "blocking": blocking,
             "path": f.path, "line": f.line, "column": f.column, "end_line": f.end_line, "message": f.message,
-            "hint": f.hint, "code": f.code}
+            "hint": f.hint, "code": f.code, "fix": fix}
 
 
 def verdict_data(verdict: Verdict, max_findings: int = 200) -> dict:
+    from sentinel.checks import rule_index
+
     fail = verdict.fail_level.rank
-    findings = [finding_data(f, f.severity.rank >= fail) for f in verdict.findings]
+    rules = rule_index()
+    findings = [finding_data(f, f.severity.rank >= fail, rules[f.rule].fix if f.rule in rules else "none")
+                for f in verdict.findings]
     findings.sort(key=lambda d: not d["blocking"])  # what blocks first, then file order
     counts = verdict.counts()
     if verdict.errored:
@@ -185,6 +194,22 @@ def verdict_data(verdict: Verdict, max_findings: int = 200) -> dict:
                    for g in verdict.recall],
         "recall_note": verdict.recall_note,
     }
+
+
+def preview_fixes(ws: Workspace, range: str | None = None, diff: str | None = None, unsafe: bool = False) -> dict:
+    from sentinel.fix import planner
+
+    change, config, verdict = _run_gate(ws, range, diff)
+    plan = planner.plan(change, verdict.findings, config, unsafe=unsafe)
+    return redact_tree({
+        "diff": "".join(planner.unified_diff(fp) for fp in plan.changed_files),
+        "fixes": [{"rule": fx.finding.rule, "path": fp.path, "line": fx.finding.line, "safety": fx.safety,
+                   "description": fx.description} for fp in plan.changed_files for fx in fp.fixes],
+        "not_fixed": [{"rule": f.rule, "path": fp.path, "line": f.line, "reason": why}
+                      for fp in plan.files for f, why in fp.not_fixed]
+                     + [{"rule": None, "path": path, "line": None, "reason": why} for path, why in plan.refused],
+        "unsafe_fixes_not_shown": plan.unsafe_skipped,
+    })
 
 
 # --- memory -----------------------------------------------------------------------------------------
@@ -267,4 +292,5 @@ def explain_rule(code: str) -> dict:
     return {"code": rule.code, "name": rule.name, "check": rule.check, "default_severity": rule.severity.value,
             "summary": rule.summary, "rationale": rule.rationale, "example": rule.example,
             "use_instead": rule.counter_example, "hint": rule.hint, "example_path": rule.example_path,
+            "fix": rule.fix,
             "example_message": rule.example_message or None, "example_task": rule.example_task or None}

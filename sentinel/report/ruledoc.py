@@ -92,6 +92,16 @@ def equivalents(rule) -> str:
     return ", ".join(rule.noqa) if rule.noqa else "none"
 
 
+def fix_text(rule) -> str:
+    """What `--fix` does for the rule (its declared fix safety)."""
+    fix = getattr(rule, "fix", "none")
+    if fix == "safe":
+        return "safe: `sentinel check --fix` applies it (preview with `--diff-fixes`)"
+    if fix == "unsafe":
+        return "unsafe (may change behaviour): applied only with `sentinel check --fix --unsafe-fixes`"
+    return "none: no automatic fix"
+
+
 def text(rule) -> str:
     out = [f"{rule.code} {rule.name} ({rule.check}, default severity: {rule.severity.value})", "",
            f"What it does\n  {rule.summary}", "", f"Why it matters\n  {rule.rationale}", "",
@@ -101,7 +111,7 @@ def text(rule) -> str:
         out += ["", f"Hint: {rule.hint}"]
     if not _about_the_change(rule):
         out += ["", f"By file role\n  {role_policy(rule)}", "",
-                f"Other linters' codes for it\n  {equivalents(rule)}", "", f"Fix\n  {rule.fix}"]
+                f"Other linters' codes for it\n  {equivalents(rule)}", "", f"Fix\n  {fix_text(rule).replace('`', '')}"]
     out += ["", silencing(rule).replace("`", ""), f"Docs: {rule_url(rule.code)}"]
     return "\n".join(out) + "\n"
 
@@ -127,7 +137,7 @@ def markdown_body(rule) -> str:
         parts += ["", f"**Hint:** {rule.hint}"]
     if not _about_the_change(rule):
         parts += ["", f"**By file role:** {role_policy(rule)}.", "",
-                  f"**Other linters' codes:** {equivalents(rule)}. **Fix:** {rule.fix}."]
+                  f"**Other linters' codes:** {equivalents(rule)}. **Fix:** {fix_text(rule)}."]
     parts += ["", silencing(rule)]
     return "\n".join(parts)
 

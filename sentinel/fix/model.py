@@ -1,0 +1,52 @@
+"""What a fix plan says: per file, the text before and after, and for each fixed finding its own edit."""
+
+from __future__ import annotations
+
+from sentinel.models import Finding
+from sentinel.record import Record, factory
+
+
+class NotFixable(Exception):
+    """A fixer declines: the reason says why (shown to the user)."""
+
+
+class Edit(Record):
+    """One hunk of a fix, as a replacement of whole lines of the file as checked."""
+
+    first_line: int  # first replaced line (1-based)
+    last_line: int  # last replaced line, inclusive (first_line - 1: an insertion before first_line)
+    text: str  # the replacement lines, with their line endings
+
+
+class Fix(Record):
+    finding: Finding
+    safety: str  # "safe" or "unsafe"
+    description: str  # what the fix does, one line
+    edits: list[Edit]  # this fix applied alone to the file as checked, hunk by hunk
+
+
+class FilePlan(Record):
+    path: str
+    before: str
+    after: str
+    fixes: list[Fix] = factory(list)
+    # Findings a fixer exists for but that were left as they are, and why.
+    not_fixed: list[tuple[Finding, str]] = factory(list)
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+class Plan(Record):
+    files: list[FilePlan] = factory(list)
+    refused: list[tuple[str, str]] = factory(list)  # (path, why nothing in it may be fixed)
+    unsafe_skipped: int = 0  # findings with an unsafe fix, not applied without --unsafe-fixes
+
+    @property
+    def fixed(self) -> list[Fix]:
+        return [fx for fp in self.files if fp.changed for fx in fp.fixes]
+
+    @property
+    def changed_files(self) -> list[FilePlan]:
+        return [fp for fp in self.files if fp.changed]

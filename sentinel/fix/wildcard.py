@@ -1,0 +1,316 @@
+"""SEN203: `from module import *` -> the names the file uses, when they can be resolved statically.
+
+What a wildcard binds is read from the imported module's source — in the repository (the same snapshot
+as the checked content) or installed with the interpreter — never by importing project code: its literal
+``__all__``, else its public module-level bindings (following its own wildcard imports). Only C modules of
+the standard library, which have no source, are imported to list their names.
+
+The rewrite keeps behaviour for every name the file uses: each one the wildcard provided is imported
+explicitly. It refuses when that cannot be shown — a name the file uses that nothing accounts for (it
+may come from the wildcard at run time), a name two wildcards both provide, a dynamic ``__all__``, a file
+that reads its namespace through ``globals()``/``vars()``/``exec``. Names the file never uses are no
+longer bound in it; a package ``__init__`` re-exporting a submodule is not reported by the rule at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import importlib.machinery
+import os
+import posixpath
+import sys
+
+import libcst as cst
+
+from sentinel.fix.context import FixContext, python_tree
+from sentinel.fix.model import NotFixable
+from sentinel.fix.python import module_bindings, rewrite_at
+
+MODULE_NAMES = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__", "__loader__",
+                          "__builtins__", "__path__", "__cached__", "__annotations__", "__dict__", "__debug__"})
+_DYNAMIC = frozenset({"globals", "locals", "vars", "exec", "eval", "__import__"})
+_MAX_DEPTH = 8
+
+
+class _Resolver:
+    def __init__(self, ctx: FixContext):
+        self.ctx = ctx
+        self._cache: dict[tuple[str, str], frozenset[str]] = {}
+
+    # --- locating a module ---------------------------------------------------------------------
+    def _repo_file(self, base: str, parts: list[str]) -> str | None:
+        stem = posixpath.join(base, *parts) if parts else base
+        for candidate in ((stem + ".py") if parts else None, posixpath.join(stem, "__init__.py")):
+            if candidate and self.ctx.read(candidate.lstrip("/")) is not None:
+                return candidate.lstrip("/")
+        return None
+
+    def _roots(self, importer: str) -> list[str]:
+        """Where absolute imports of the importing file start: the directory above its top-level package,
+        the repository root, src/, and the file's own directory (a script's)."""
+        here = posixpath.dirname(importer)
+        top = here
+        while top and self.ctx.read(posixpath.join(top, "__init__.py")) is not None:
+            top = posixpath.dirname(top)
+        return list(dict.fromkeys([top, "", "src", here]))
+
+    def locate(self, level: int, module: str | None, importer: str) -> tuple[str, str]:
+        """("repo", path) or ("installed", dotted name) of what the import statement names."""
+        parts = module.split(".") if module else []
+        if level:
+            base = posixpath.dirname(importer)
+            for _ in range(level - 1):
+                if not base:
+                    raise NotFixable("the relative import goes above the repository")
+                base = posixpath.dirname(base)
+            found = self._repo_file(base, parts)
+            if found is None:
+                raise NotFixable(f"{'.' * level}{module or ''} is not in the repository")
+            return "repo", found
+        for root in self._roots(importer):
+            found = self._repo_file(root, parts)
+            if found is not None:
+                return "repo", found
+        return "installed", module or ""
+
+    # --- what a module exports -----------------------------------------------------------------
+    def exports(self, kind: str, where: str, depth: int = 0) -> frozenset[str]:
+        key = (kind, where)
+        if key not in self._cache:
+            if depth > _MAX_DEPTH:
+                raise NotFixable("wildcard imports nest too deeply to resolve")
+            self._cache[key] = frozenset()  # a cycle resolves to what was found before it
+            self._cache[key] = self._exports(kind, where, depth)
+        return self._cache[key]
+
+    def _exports(self, kind: str, where: str, depth: int) -> frozenset[str]:
+        if kind == "repo":
+            source = self.ctx.read(where)
+            label = where
+        else:
+            source, label = _installed_source(where)
+            if source is None:
+                return frozenset(_compiled_stdlib_names(where))
+        tree = python_tree(source or "")
+        if tree is None:
+            raise NotFixable(f"{label} does not parse")
+        declared = _literal_all(tree, label)
+        if declared is not None:
+            return frozenset(declared)
+        names = set()
+        for node in _module_level(tree.body):
+            if isinstance(node, ast.ImportFrom) and node.names[0].name == "*":
+                if kind == "repo":
+                    sub = self.locate(node.level, node.module, where)
+                else:
+                    sub = ("installed", _absolute(where, node.level, node.module, label))
+                names |= self.exports(*sub, depth=depth + 1)
+            else:
+                names |= _bound_by(node)
+        return frozenset(n for n in names if not n.startswith("_"))
+
+
+def _absolute(module: str, level: int, name: str | None, label: str) -> str:
+    if not level:
+        return name or ""
+    is_package = label.endswith("__init__.py")
+    parts = module.split(".")
+    keep = len(parts) - level + (1 if is_package else 0)
+    if keep <= 0:
+        raise NotFixable(f"a relative import in {label} goes above its package")
+    return ".".join(parts[:keep] + ([name] if name else []))
+
+
+def _installed_source(name: str) -> tuple[str | None, str]:
+    """The source of an installed module, found without importing anything (None: no source)."""
+    if not name:
+        raise NotFixable("the wildcard names no module")
+    loaded = sys.modules.get(name)
+    if loaded is not None:  # already imported by this interpreter (os.path is posixpath): nothing new runs
+        origin = getattr(loaded, "__file__", None) or ""
+        if not origin.endswith(".py"):
+            return None, name
+        return _read_source(origin, name), origin
+    search = [p for p in sys.path if p and os.path.abspath(p) != os.getcwd()]
+    spec = None
+    path: list[str] | None = search
+    dotted = ""
+    for part in name.split("."):
+        dotted = f"{dotted}.{part}" if dotted else part
+        spec = importlib.machinery.PathFinder.find_spec(dotted, path)
+        if spec is None:
+            if dotted == part and (part in sys.builtin_module_names):
+                return None, name
+            raise NotFixable(f"module {name} is neither in the repository nor installed")
+        path = list(spec.submodule_search_locations or [])
+    origin = spec.origin if spec is not None else None
+    if origin and origin.endswith(".py"):
+        return _read_source(origin, name), origin
+    return None, name
+
+
+def _read_source(origin: str, name: str) -> str:
+    try:
+        with open(origin, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NotFixable(f"cannot read the source of {name}: {exc}") from None
+
+
+def _compiled_stdlib_names(name: str) -> list[str]:
+    """A module without Python source: one already imported (its names are there to read), or a C module
+    of the standard library (the interpreter's own code: importing it runs nothing of the project's)."""
+    module = sys.modules.get(name)
+    if module is None:
+        if name.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
+            raise NotFixable(f"{name} has no Python source to read its names from")
+        module = importlib.import_module(name)
+    declared = getattr(module, "__all__", None)
+    if declared is not None:
+        return [str(n) for n in declared]
+    return [n for n in dir(module) if not n.startswith("_")]
+
+
+def _literal_all(tree: ast.Module, label: str) -> list[str] | None:
+    """The module's ``__all__`` when it is built from literals (assignment, +=, extend, append); None when
+    it has none; NotFixable when it is computed."""
+    names: list[str] | None = None
+    for node in ast.walk(tree):
+        value = None
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            names, value = [], node.value
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) \
+                and node.target.id == "__all__":
+            if isinstance(node, ast.AnnAssign):
+                names = []
+            value = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "__all__":
+            if node.func.attr not in ("extend", "append") or len(node.args) != 1:
+                raise NotFixable(f"the __all__ of {label} is computed")
+            value = node.args[0] if node.func.attr == "extend" else ast.List([node.args[0]])
+        else:
+            continue
+        if names is None:
+            raise NotFixable(f"the __all__ of {label} is extended before it is defined")
+        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else None
+        if items is None or not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in items):
+            raise NotFixable(f"the __all__ of {label} is computed")
+        names.extend(e.value for e in items)
+    return names
+
+
+def _module_level(body: list[ast.stmt]):
+    """Statements that run at module level: into if/try/with/for/while/match blocks, not into def or class."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _module_level(getattr(node, field, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            yield from _module_level(handler.body)
+        for case in getattr(node, "cases", None) or []:
+            yield from _module_level(case.body)
+
+
+def _bound_by(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        targets = [node.target]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+    out: set[str] = set()
+    for target in targets:
+        out.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    if isinstance(node, ast.Expr):  # a walrus at module level
+        out.update(n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
+    return out
+
+
+def _used_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """(names the code refers to, identifiers inside string constants — annotations, __all__, eval'd text)."""
+    used: set[str] = set()
+    in_strings: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            used.update(node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 300:
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval")
+            except (SyntaxError, ValueError):
+                continue
+            in_strings.update(n.id for n in ast.walk(parsed) if isinstance(n, ast.Name))
+    return used, in_strings
+
+
+def _line_limit(ctx: FixContext) -> int:
+    style = getattr(ctx.config, "style", None)
+    if style is not None and style.line_length:
+        return style.line_length
+    if ctx.root:
+        from sentinel import projectconf
+
+        limit, _ = projectconf.line_length_for(ctx.root, ctx.path, "python")
+        if limit:
+            return limit
+    return getattr(style, "default_line_length", 88) or 88
+
+
+def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str]:
+    tree = python_tree(text)
+    if tree is None:
+        raise NotFixable("the file does not parse")
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _DYNAMIC
+           for n in ast.walk(tree)):
+        raise NotFixable("the file reads its namespace dynamically (globals(), vars(), eval, exec)")
+    stars = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"]
+    target = next((n for n in stars if n.lineno == finding.line), None)
+    if target is None:
+        raise NotFixable(f"no wildcard import at line {finding.line}")
+    resolver = _Resolver(ctx)
+    exports = {id(n): resolver.exports(*resolver.locate(n.level, n.module, ctx.path)) for n in stars}
+    used, in_strings = _used_names(tree)
+    provided = set().union(*exports.values())
+    for name in sorted(used | (in_strings & provided)):
+        owners = [n for n in stars if name in exports[id(n)]]
+        if len(owners) > 1:
+            mods = " and ".join("." * n.level + (n.module or "") for n in owners)
+            raise NotFixable(f"`{name}` is provided by both {mods}")
+    known = provided | set(dir(builtins)) | MODULE_NAMES | module_bindings(tree)
+    unknown = sorted(used - known)
+    if unknown:
+        raise NotFixable(f"`{unknown[0]}` is used but defined nowhere that can be read: it may come from "
+                         "the wildcard at run time")
+    names = sorted((used | in_strings) & exports[id(target)])
+    module = "." * target.level + (target.module or "")
+    if not names:
+        raise NotFixable(f"the file uses no name of {module}: delete the import if it is not needed")
+    line = text.splitlines()[target.lineno - 1]
+    indent = line[:len(line) - len(line.lstrip())]
+    single = f"from {module} import {', '.join(names)}"
+    comment = line[line.index("#"):] if "#" in line[target.col_offset:] else ""
+    if len(indent + single) + (2 + len(comment) if comment else 0) <= _line_limit(ctx):
+        code = single + "\n"
+    else:
+        code = f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")\n"
+    new = cst.parse_statement(code).body[0]
+
+    def rewrite(node: cst.ImportFrom) -> cst.ImportFrom:
+        if not isinstance(node.names, cst.ImportStar):
+            raise NotFixable("the import at this line is not a wildcard")
+        return node.with_changes(names=new.names, lpar=new.lpar, rpar=new.rpar)
+
+    out = rewrite_at(text, cst.ImportFrom, finding.line, None, rewrite)
+    shown = ", ".join(names) if len(names) <= 4 else ", ".join(names[:4]) + f" and {len(names) - 4} more"
+    return out, f"`from {module} import *` -> `from {module} import {shown}`"
