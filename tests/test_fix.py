@@ -198,7 +198,8 @@ def test_a_long_list_of_names_is_wrapped_in_parentheses(repo):
 
 
 def test_standard_library_wildcards_with_and_without_source(repo):
-    code = "from math import *\nfrom os.path import *\n\n\ndef hyp(a, b):\n    return sqrt(a * a + b * b), join('a', 'b')\n"
+    code = ("from math import *\nfrom os.path import *\n\n\n"
+            "def hyp(a, b):\n    return sqrt(a * a + b * b), join('a', 'b')\n")
     stage(repo, {"geo.py": code})
     plan, _ = fix_staged(repo)
     fp = after(plan, "geo.py")
@@ -362,7 +363,8 @@ def test_eval_to_literal_eval_only_with_unsafe_fixes_and_the_import_is_added(rep
 def test_fixes_compose_when_one_of_them_moves_lines(repo):
     lib = "".join(f"def helper_number_{i}():\n    return {i}\n\n\n" for i in range(8))
     code = ("from lib import *   \n\n\ndef run():\n    try:\n        return [\n" +
-            "".join(f"            helper_number_{i}(),\n" for i in range(8)) + "        ]\n    except:\n        return []\n")
+            "".join(f"            helper_number_{i}(),\n" for i in range(8)) +
+            "        ]\n    except:\n        return []\n")
     stage(repo, {"main.py": code}, base={"lib.py": lib})
     plan, verdict = fix_staged(repo)
     assert sorted(f.rule for f in verdict.findings) == ["SEN203", "SEN205", "SEN301"]
