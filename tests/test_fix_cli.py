@@ -4,14 +4,10 @@ pre-commit hook with the real pre-commit tool."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 from tests.test_precommit import _configured_repo, _run, released_snapshot  # noqa: F401 (a fixture)
 
-SENTINEL = shutil.which("sentinel", path=str(Path(sys.executable).parent)) or shutil.which("sentinel")
 
 LOADER = '''\
 import json
@@ -32,7 +28,7 @@ def evaluate(raw):
 
 def run(repo, *args, input=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SENTINEL_", "PRE_COMMIT_"))}
-    return subprocess.run([SENTINEL, *args], cwd=repo.path, capture_output=True, text=True, input=input, env=env)
+    return subprocess.run([repo.sentinel_script, *args], cwd=repo.path, capture_output=True, text=True, input=input, env=env)
 
 
 def staged_loader(repo):

@@ -6,15 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-SENTINEL = shutil.which("sentinel", path=str(Path(sys.executable).parent)) or shutil.which("sentinel")
+from tests.conftest import _INSTALLED  # the non-editable install's console script
+
 GITHUB_TOKEN = "ghp_" + "Zq8Rt2Lm5Vx9Bn3Kc7Hd1Fg4Js6Pw0Ya2Ue8"
 
 TOOLS = {"check_change", "preview_fixes", "get_project_brief", "search_experience", "read_experience_card",
@@ -23,11 +22,10 @@ TOOLS = {"check_change", "preview_fixes", "get_project_brief", "search_experienc
 
 def session(repo_path, scenario, args=("mcp",)):
     """Start `sentinel mcp` in the repository, run `scenario(client)`, return what it returns."""
-    assert SENTINEL, "the sentinel console script is not installed"
     out = {}
 
     async def main():
-        params = StdioServerParameters(command=SENTINEL, args=list(args), cwd=str(repo_path),
+        params = StdioServerParameters(command=_INSTALLED["path"], args=list(args), cwd=str(repo_path),
                                        env={k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_")})
         with open(os.devnull, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
@@ -254,13 +252,13 @@ def test_brief_lists_earlier_failed_attempts_and_recurring_patterns(repo):
     repo.write("app/load.py", "def load(path):\n    try:\n        return open(path).read()\n    except:\n"
                               "        return ''\n")
     repo.add("app/load.py")
-    assert subprocess.run([SENTINEL, "check"], cwd=repo.path, capture_output=True, env={**os.environ, **env}
+    assert subprocess.run([repo.sentinel_script, "check"], cwd=repo.path, capture_output=True, env={**os.environ, **env}
                           ).returncode == 1
     repo.write("app/load.py", "def load(path):\n    return eval(open(path).read())\n")
     repo.add("app/load.py")
-    assert subprocess.run([SENTINEL, "check"], cwd=repo.path, capture_output=True, env={**os.environ, **env}
+    assert subprocess.run([repo.sentinel_script, "check"], cwd=repo.path, capture_output=True, env={**os.environ, **env}
                           ).returncode == 1
-    assert subprocess.run([SENTINEL, "check"], cwd=repo.path, capture_output=True, env={**os.environ, **env}
+    assert subprocess.run([repo.sentinel_script, "check"], cwd=repo.path, capture_output=True, env={**os.environ, **env}
                           ).returncode == 1
     before = tree_state(repo.path)
 
@@ -297,7 +295,7 @@ def test_a_server_outside_a_repository_still_serves_the_memory(tmp_path):
 
 
 def test_mcp_command_rejects_a_missing_repo_directory(tmp_path):
-    proc = subprocess.run([SENTINEL, "mcp", "--repo", str(tmp_path / "missing")], capture_output=True, text=True,
+    proc = subprocess.run([_INSTALLED["path"], "mcp", "--repo", str(tmp_path / "missing")], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == 2
     assert "is not a directory" in proc.stderr and "Traceback" not in proc.stderr

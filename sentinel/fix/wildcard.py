@@ -255,16 +255,17 @@ def _used_names(tree: ast.Module) -> tuple[set[str], set[str]]:
 
 
 def _line_limit(ctx: FixContext) -> int:
+    """Where to wrap the rewritten import: the configured or the project linter's limit, else black's 88."""
     style = getattr(ctx.config, "style", None)
     if style is not None and style.line_length:
         return style.line_length
     if ctx.root:
         from sentinel import projectconf
 
-        limit, _ = projectconf.line_length_for(ctx.root, ctx.path, "python")
-        if limit:
-            return limit
-    return getattr(style, "default_line_length", 88) or 88
+        policy = projectconf.project_policy(ctx.root)
+        if policy.applies_to(ctx.path) and policy.limit:
+            return policy.limit
+    return 88
 
 
 def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str]:
