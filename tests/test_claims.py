@@ -148,6 +148,10 @@ def test_not_a_claim(message):
     # an adjective about what the change uses
     "Delegate argument decoding to well-tested stdlib helpers",
     "Switch to a battle-tested parser library",
+    # someone else's fix the change relies on, or a hedge
+    "Pin the driver to 0.2.12\n\nthey seem to have fixed the BIT issue",
+    "Upstream fixed the leak, so drop the workaround",
+    "The flaky run appears to be fixed by the new runner",
 ])
 def test_descriptions_of_something_else_are_not_claims(message):
     assert kinds(message) == []
@@ -157,6 +161,7 @@ def test_unconditional_claims_next_to_conditions_still_count():
     assert kinds("Add a retry.\n\nIf the server is down we retry. All tests pass.") == ["tests_pass"]
     assert kinds("This module is well-tested.") == ["tested"]
     assert kinds("- Fast path added\n- All tests pass") == ["tests_pass"]
+    assert kinds("They reported it and we fixed the crash") == ["fixed"]
 
 
 SQUASH = ("Warn when a fixture is wrapped (#812)\n\n"

@@ -162,7 +162,7 @@ _NEGATOR_WORDS = frozenset("""
 not no never nor without hardly barely cannot can't won't isn't aren't wasn't weren't don't doesn't didn't
 haven't hasn't shouldn't wouldn't couldn't will would should could might may must once until unless if when
 whenever whether before after hope hopefully assuming todo tbd wip pending claim claims allegedly supposedly
-except
+except seem seems seemed appear appears appeared apparently probably perhaps maybe likely presumably
 """.split())
 _NEGATOR_PHRASES = ("yet to", "to be", "need to", "needs to", "want to", "try to", "trying to", "expect to",
                     "expected to", "supposed to", "going to", "aim to", "aims to", "aiming to", "check that",
@@ -220,6 +220,8 @@ _SINGLE_TEST = frozenset(("a", "an", "any", "one", "some", "single", "another", 
 # "delegate to well-tested stdlib APIs": an adjective about something the change uses, not about the change.
 _PREPOSITIONS = frozenset("to on upon by with from of in into onto via using than like unlike over".split())
 _ATTRIBUTIVE_KINDS = ("tested", "production_ready")
+# Who else fixes things a change then relies on.
+_THIRD_PARTY = frozenset(("they", "upstream", "he", "she", "maintainers", "vendor"))
 _SENTENCE_END = lazy_re(r"[.!?](?=\s)|\n[ \t]*\n|\n[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 _BULLET_LEAD = lazy_re(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
@@ -239,6 +241,14 @@ def _words(text: str) -> list[str]:
     return [w.strip(_WORD_EDGE).lower().replace("\u2019", "'") for w in text.split()]
 
 
+def _clause(words: list[str]) -> list[str]:
+    """The words after the last conjunction."""
+    for i in range(len(words) - 1, -1, -1):
+        if words[i] in ("but", "and", "so", "because", "while", "although", "though", "however"):
+            return words[i + 1:]
+    return words
+
+
 def _conditional(sentence_head: str) -> bool:
     words = [w for w in _words(_BULLET_LEAD.sub("", sentence_head)) if w]
     return bool(words) and words[0] in _CONDITIONAL_OPENERS
@@ -248,6 +258,8 @@ def _about_something_else(kind: ClaimKind, before: str, after: str) -> bool:
     words = [w for w in _words(before) if w]
     if kind.key == "tests_pass" and words and words[-1] in _SINGLE_TEST:
         return True
+    if kind.key == "fixed" and _THIRD_PARTY.intersection(_clause(words)):
+        return True  # "upstream fixed the BIT issue, so drop the workaround": someone else's fix
     if kind.key == "backward_compatible" and (words and words[-1] in ("for", "of") or re.match(r"\s+with\b", after)):
         # "kept for backward compatibility", "compatible with older servers": the purpose of one piece, or
         # compatibility with something else than this project's callers
