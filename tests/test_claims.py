@@ -7,7 +7,6 @@ other commits (a squash merge's commit list, a reverted subject, hash-led commit
 from __future__ import annotations
 
 import difflib
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -68,10 +67,8 @@ def severities(verdict) -> list[tuple[str, Severity]]:
 
 
 def sentinel_cli(repo, *args: str):
-    """The installed console script (not `python -m`): what users and hooks run."""
-    script = Path(sys.executable).with_name("sentinel")
-    return subprocess.run([str(script), *args], cwd=repo.path, capture_output=True, text=True,
-                          env={**os.environ, "SENTINEL_TASK": ""})
+    """The console script of a non-editable install (conftest): what users and hooks run."""
+    return repo.sentinel(*args, env={"SENTINEL_TASK": ""})
 
 
 # --- extraction: what is a claim ---------------------------------------------------------------------

@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -23,8 +22,8 @@ TEST = "from app import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
 
 
 @pytest.fixture
-def staged(tmp_path):
-    r = GitRepo(tmp_path / "r")
+def staged(tmp_path, installed_sentinel):
+    r = GitRepo(tmp_path / "r", installed_sentinel)
     r.write("app.py", SRC)
     r.add("app.py")
     r.commit("init")
@@ -40,10 +39,8 @@ def _msg(repo: GitRepo, text: str, name: str = "COMMIT_EDITMSG") -> str:
 
 
 def _hook(repo: GitRepo, text: str, *args: str, env: dict | None = None):
-    """The installed console script, as the hook runs it."""
-    script = Path(sys.executable).with_name("sentinel")
-    return subprocess.run([str(script), "commit-msg", _msg(repo, text), *args], cwd=repo.path, capture_output=True,
-                          text=True, env={**os.environ, "SENTINEL_TASK": "", **(env or {})})
+    """The console script of a non-editable install (conftest), as the hook runs it."""
+    return repo.sentinel("commit-msg", _msg(repo, text), *args, env={"SENTINEL_TASK": "", **(env or {})})
 
 
 def test_contradicted_claim_fails_with_code_and_line(staged):
@@ -123,9 +120,7 @@ def test_drift_runs_when_a_task_is_known(staged):
 
 
 def test_missing_message_file_is_an_error(staged):
-    script = Path(sys.executable).with_name("sentinel")
-    out = subprocess.run([str(script), "commit-msg", str(staged.path / "nope")], cwd=staged.path,
-                         capture_output=True, text=True)
+    out = staged.sentinel("commit-msg", str(staged.path / "nope"))
     assert out.returncode == 2 and "cannot read commit message file" in out.stderr
 
 
