@@ -70,3 +70,25 @@ def test_heavy_packages_only_in_extras():
     assert {_canon(r.name) for r in default} <= {"pydantic", "numpy", "tomli", "pathspec"}
     extras = {_canon(Requirement(r).name) for r in requires if "extra ==" in r}
     assert {"model2vec", "sentence-transformers", "pygithub", "litellm", "unidiff"} <= extras
+
+
+def test_a_failing_hook_run_that_recalls_loads_nothing_it_does_not_need(tmp_path):
+    """Recall on the hook path: numpy for the vectors, nothing from the distilling or tokenizer stacks,
+    and not numpy.ma (np.unique/np.union1d import it on first use: ~10 ms)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import GitRepo
+
+    repo = GitRepo(tmp_path / "r")
+    repo.write("app.py", "def load(p):\n    try:\n        return open(p).read()\n    except:\n        return ''\n")
+    repo.add("app.py")
+    code = ("import sys, io, contextlib\nfrom sentinel.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n    rc = main(['check'])\n"
+            "heavy = ('numpy.ma', 'tokenizers', 'model2vec', 'safetensors', 'huggingface_hub', 'torch', 'unidiff',"
+            " 'sentence_transformers', 'pydantic')\n"
+            "print(rc, 'numpy' in sys.modules, sorted(m for m in heavy if m in sys.modules), "
+            "'Experience memory' in out.getvalue())")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo.path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "1 True [] True", proc.stdout  # failed, recalled, with numpy only

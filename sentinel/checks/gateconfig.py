@@ -94,6 +94,7 @@ def _from_change(cctx):
 
     from sentinel.configdiff import CONFIG_FILES, compare, config_at, touched_config
     from sentinel.errors import ConfigError
+    from sentinel.filecache import read_files
     from sentinel.models import FileStatus
 
     path = touched_config(cctx.files)
@@ -105,11 +106,7 @@ def _from_change(cctx):
         fc = next((f for f in cctx.files if name in (f.path, f.old_path)), None)
         if fc is None:  # untouched: the same on both sides
             full = os.path.join(cctx.root, name) if cctx.root else None
-            data = None
-            if full and os.path.isfile(full):
-                with open(full, "rb") as fh:
-                    data = fh.read()
-            before[name] = after[name] = data
+            before[name] = after[name] = read_files([full])[full] if full else None
             continue
         fctx = cctx.file_contexts.get(fc.path)
         if fc.status is FileStatus.DELETED:

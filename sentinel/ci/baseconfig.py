@@ -30,15 +30,10 @@ def _explicit(data: bytes | None, rel: str, label: str) -> Config:
 
 
 def _from_worktree(root: str, names: list[str]) -> dict[str, bytes | None]:
-    out = {}
-    for name in names:
-        full = os.path.join(root, name)
-        try:
-            with open(full, "rb") as fh:
-                out[name] = fh.read()
-        except OSError:
-            out[name] = None
-    return out
+    from sentinel.filecache import read_files
+
+    found = read_files([os.path.join(root, n) for n in names])
+    return {n: found[os.path.join(root, n)] for n in names}
 
 
 def _base_files(ci, change, workspace: str, names: list[str]) -> tuple[dict[str, bytes | None] | None, str]:

@@ -649,12 +649,21 @@ def _exact_matches(idx: MemoryIndex, signals, cand: np.ndarray) -> tuple[np.ndar
     return np.minimum(ident, IDENT_CAP), np.minimum(exc, 1), np.minimum(mech, 1), matched
 
 
+def _sorted_union(*arrays: np.ndarray) -> np.ndarray:
+    """np.union1d of a few small index arrays, without np.unique: its first call imports numpy.ma
+    (~10 ms of every failing hook run that recalls)."""
+    out: set[int] = set()
+    for a in arrays:
+        out.update(a.tolist())
+    return np.fromiter(sorted(out), dtype=np.int64, count=len(out))
+
+
 def _exact_pool(idx: MemoryIndex, signals, allowed: np.ndarray | None, limit: int) -> np.ndarray:
     rows = [idx.facet_rows(f"ident:{n}") for n in signals.identifiers]
     rows = [r for r in rows if 0 < r.size <= max(3, idx.count // 10)]
     if not rows:
         return np.zeros(0, dtype=np.int64)
-    pool = np.unique(np.concatenate(rows)).astype(np.int64)
+    pool = _sorted_union(*rows)
     if allowed is not None:
         pool = np.intersect1d(pool, allowed, assume_unique=True)
     return pool[:limit]
@@ -719,9 +728,9 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
         mode, model = "lexical", None
         note = f"lexical only: {why_not}"
     if lex_pool.size:
-        cand = np.union1d(cand, _top(lex, n_cand, lex_pool))
+        cand = _sorted_union(cand, _top(lex, n_cand, lex_pool))
     if exact_pool.size:
-        cand = np.union1d(cand, exact_pool)
+        cand = _sorted_union(cand, exact_pool)
     cand = np.asarray(cand, dtype=np.int64)
     if not cand.size:
         if emb is None:
