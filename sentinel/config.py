@@ -107,6 +107,8 @@ class MemoryConfig(Record, forbid_extra=True):
     # None: <git-dir>/sentinel/hypotheses.sqlite3
     store_path: str | None = None
     database_url: str | None = None
+    # The project's identity in the store (default: the normalised URL of the clone's remote)
+    project: str | None = None
     recall_k: int = 3
     min_score: float = 0.35
     embedding_weight: float = 0.5

@@ -171,9 +171,12 @@ def test_clean_runs_after_a_clean_run_leave_the_store_alone_but_findings_are_alw
     repo.add("b.py")
     assert repo.sentinel("check").returncode == 1
     assert _runs(repo) == 2
-    repo.git("rm", "-q", "--cached", "b.py")
+    repo.write("b.py", "try:\n    pass\nexcept ValueError:\n    pass\n")
+    repo.add("b.py")
     assert repo.sentinel("check").returncode == 0
     assert _runs(repo) == 3  # the fix is recorded: it resolves the failure
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM resolutions").fetchone()[0] == 1
 
 
 def test_another_writer_invalidates_the_note(repo):
@@ -183,10 +186,13 @@ def test_another_writer_invalidates_the_note(repo):
     repo.sentinel("check")
     assert _runs(repo) == 1
     with closing(sqlite3.connect(repo.path / ".git" / "sentinel" / "hypotheses.sqlite3")) as db:
-        db.execute("INSERT INTO runs(project, change_ref, outcome, created_at) VALUES ('x', 'y', 'passed', 0)")
+        db.execute("INSERT INTO runs(run_key, project, change_id, change_ref, content_digest, outcome, created_at, "
+                   "last_seen) VALUES ('k', 'x', 'y', 'y', 'd', 'passed', 0, 0)")
         db.commit()
     repo.sentinel("check")
-    assert _runs(repo) == 3  # the database changed under the note: the run took the full path
+    with closing(sqlite3.connect(repo.path / ".git" / "sentinel" / "hypotheses.sqlite3")) as db:
+        # the database changed under the note: the run took the full path (a re-run of the same content)
+        assert db.execute("SELECT SUM(reruns) FROM runs").fetchone()[0] == 1
 
 
 # --- parallel parse and analysis -----------------------------------------------------------------

@@ -22,6 +22,7 @@ from sentinel.models import FilterMode, Severity, Verdict
 from sentinel.sources import Change
 
 COMMENT_LIMIT = 60_000  # GitHub caps a comment body at 65,536 characters
+BRIEF_LIMIT = 8_000  # the memory brief in the PR comment: a few attempts, patterns and fixes
 TITLE = "Sentinel"
 
 
@@ -64,6 +65,7 @@ class CiRun:
         self._api: GitHubApi | None = None
         self._api_error: str | None = None
         self.task_source = ""
+        self.brief = None  # sentinel.memory.brief.Brief, shown in the comment when a pattern recurs
 
     # -- GitHub API, created on first use -------------------------------------------------------
     def api(self) -> GitHubApi:
@@ -194,8 +196,12 @@ class CiRun:
         if state == "passed" and previous in ("failed", "error"):
             parts.append("> [!NOTE]\n> \u2705 The previous run of Sentinel on this pull request failed; "
                          "this push passes.\n")
-        budget = COMMENT_LIMIT - sum(len(p.encode("utf-8")) + 1 for p in parts) - len(footer.encode("utf-8"))
+        brief = _brief_block(self.brief, markdown) if self.brief is not None and not verdict.passed else ""
+        budget = (COMMENT_LIMIT - sum(len(p.encode("utf-8")) + 1 for p in parts) - len(footer.encode("utf-8"))
+                  - len(brief.encode("utf-8")))
         parts.append(markdown.render(verdict, max_bytes=budget, title=TITLE, links=self.links()))
+        if brief:
+            parts.append(brief)
         parts.append(footer)
         return "\n".join(parts)
 
@@ -291,12 +297,23 @@ def _checks_phrase(verdict: Verdict) -> str:
     return ", ".join(text for _, text in check_status_parts(verdict.checks, verdict.fail_level)) or "no checks ran"
 
 
+def _brief_block(brief, markdown) -> str:
+    """The memory brief (this PR's failed attempts, recurring patterns, similar fixes), folded, size-capped."""
+    body = brief.to_markdown(markdown.escape, markdown.code, heading="####")
+    if len(body.encode("utf-8")) > BRIEF_LIMIT:
+        body = body.encode("utf-8")[:BRIEF_LIMIT].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n\u2026\n"
+    return ("<details><summary>Before the next push: what memory knows about this change</summary>\n\n"
+            f"{body}\n</details>\n")
+
+
 def _configure(config, inp: CiInputs, ev: CiEvent, env: dict) -> None:
     if inp.llm_model:
         config.llm.enabled = True
         config.llm.model = inp.llm_model
     if not config.memory.store_path and env.get("SENTINEL_STORE"):
         config.memory.store_path = env["SENTINEL_STORE"]
+    if (env.get("INPUT_DATABASE_URL") or "").strip():  # the action's database-url input (from a secret)
+        os.environ["SENTINEL_DATABASE_URL"] = env["INPUT_DATABASE_URL"].strip()
 
 
 def _remember(change, config, verdict, ev: CiEvent, env: dict, notes: Notes) -> Verdict:
@@ -307,8 +324,11 @@ def _remember(change, config, verdict, ev: CiEvent, env: dict, notes: Notes) -> 
     # Every push to one PR is the same change for the store: its failures and their resolution.
     os.environ.setdefault("SENTINEL_CHANGE_REF", f"pr-{ev.pr_number}" if ev.is_pr
                           else (env.get("GITHUB_REF_NAME") or "push"))
-    if ev.repository:
-        os.environ.setdefault("SENTINEL_PROJECT", ev.repository)
+    if ev.repository and not config.memory.project:
+        # the identity every clone of the repository computes from its remote: one project for CI and people
+        from sentinel.memory.project import normalize_remote
+        server = env.get("GITHUB_SERVER_URL") or "https://github.com"
+        os.environ.setdefault("SENTINEL_PROJECT", normalize_remote(f"{server}/{ev.repository}"))
     verdict = gate_hook.after_run(change, config, verdict)
     if verdict.recall_note:
         notes.add(f"memory: {verdict.recall_note}")
@@ -378,6 +398,9 @@ def run(event_path: str | None = None, env: dict | None = None) -> int:
     verdict = engine.run(change, config, opts)
     if inp.memory and config.memory.enabled:
         verdict = _remember(change, config, verdict, ev, env, notes)
+        if any(p.changes >= 2 for g in verdict.recall for p in g.patterns):
+            from sentinel.memory import gate_hook
+            ci.brief = gate_hook.brief_for_change(change, config)
     elif not inp.memory:
         notes.add("memory: off (input `memory: off`)")
 

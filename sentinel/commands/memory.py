@@ -66,8 +66,12 @@ def register(sub) -> None:
     common(q, index=False)
     q.set_defaults(func=cmd_validate)
 
-    q = msub.add_parser("import", help="import cards (MemGovern release or JSONL) as governed JSONL")
+    q = msub.add_parser("import", help="import cards (MemGovern release or JSONL) as governed JSONL, or a "
+                                       "`memory export` into the configured store")
     q.add_argument("file")
+    q.add_argument("--database-url", metavar="URL", help="for a `memory export`: the store to import into "
+                                                         "(default: $SENTINEL_DATABASE_URL, memory.database-url, "
+                                                         "else the clone's SQLite file)")
     q.add_argument("--format", choices=("memgovern", "jsonl"), help="default: by extension (.jsonl -> jsonl)")
     q.add_argument("--into", metavar="DIR", default=None,
                    help=f"directory for the governed JSONL (default: {DEFAULT_IMPORT_DIR} in the project)")
@@ -318,6 +322,10 @@ def cmd_import(args) -> int:
     src = Path(args.file)
     if not src.is_file():
         raise InputError(f"no such file: {src}")
+    from sentinel.commands import patterns
+
+    if patterns.is_export(str(src)):
+        return patterns.cmd_import_export(args)
     fmt = args.format or ("jsonl" if src.suffix == ".jsonl" else "memgovern")
     if fmt == "memgovern":
         cards = import_memgovern(src, license=args.license, governed_by=args.governed_by)

@@ -1,83 +1,245 @@
-"""`sentinel memory patterns` and `sentinel memory forget`: the hypothesis store from the command line."""
+"""The hypothesis store from the command line: `sentinel memory patterns | brief | forget | migrate | export`
+(and the store side of `memory import`)."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 
 from sentinel.commands.formatopt import add_format_option
+from sentinel.errors import InputError
+
+EXPORT_MARK = '"format": "sentinel-memory-export"'
 
 
 def register_into(msub) -> None:
-    q = msub.add_parser("patterns", help="recurring failure patterns of this project, with urgency")
+    def common(q, project: bool = True) -> None:
+        if project:
+            q.add_argument("--project", help="default: the normalised URL of the clone's remote "
+                                             "(memory.project / $SENTINEL_PROJECT override it)")
+        q.add_argument("--config", metavar="PATH")
+        q.add_argument("--database-url", metavar="URL",
+                       help="the store to use (default: $SENTINEL_DATABASE_URL, memory.database-url, else the "
+                            "clone's SQLite file); sqlite:///PATH or postgresql://...")
+
+    q = msub.add_parser("patterns", help="recurring failure patterns of this project, with urgency and examples")
     q.add_argument("--limit", type=int, default=20)
-    q.add_argument("--project", help="default: the repository's directory name")
-    q.add_argument("--config", metavar="PATH")
     add_format_option(q)
+    common(q)
     q.set_defaults(func=cmd_patterns)
+
+    q = msub.add_parser("brief", help="before the next attempt: this change's failed attempts, the project's "
+                                      "recurring patterns, similar past fixes")
+    add_format_option(q, choices=("text", "markdown", "json"))
+    q.add_argument("--change", metavar="REF", help="the change (default: the current branch on top of HEAD, "
+                                                   "as the commit hook records it; or $SENTINEL_CHANGE_REF)")
+    q.add_argument("--no-cards", action="store_true", help="skip the similar-fix search")
+    common(q)
+    q.set_defaults(func=cmd_brief)
 
     q = msub.add_parser("forget", help="delete recorded runs (all, older than N days, or one signature)")
     g = q.add_mutually_exclusive_group(required=True)
     g.add_argument("--all", action="store_true", help="every run of the project")
     g.add_argument("--older-than", type=float, metavar="DAYS", help="runs older than DAYS")
     g.add_argument("--signature", metavar="SIG_ID", help="one pattern (its id from `memory patterns`)")
-    q.add_argument("--project", help="default: the repository's directory name")
-    q.add_argument("--config", metavar="PATH")
+    common(q)
     q.set_defaults(func=cmd_forget)
 
+    q = msub.add_parser("migrate", help="bring the store's schema to this version (versioned migrations)")
+    add_format_option(q)
+    common(q, project=False)
+    q.set_defaults(func=cmd_migrate)
 
-def _store(args):
-    import os
+    q = msub.add_parser("export", help="write the project's memory (runs, findings, resolutions, learned cards) "
+                                       "as JSON lines, to move it to another backend with `memory import`")
+    q.add_argument("-o", "--output", metavar="FILE", default="-", help="default: stdout")
+    q.add_argument("--all-projects", action="store_true", help="every project in the store")
+    common(q)
+    q.set_defaults(func=cmd_export)
 
+
+# --- helpers ------------------------------------------------------------------------------------------------
+def _context(args):
+    """(config, root, git_dir)"""
     from sentinel import gitio
     from sentinel.api import cache_dir_for
     from sentinel.config import load_config
     from sentinel.errors import GitError
-    from sentinel.memory.store import open_store
 
     try:
         root = gitio.repo_root()
     except GitError:
         root = None
-    cfg = load_config(root, args.config, cache_dir=cache_dir_for(root))
+    cfg = load_config(root, getattr(args, "config", None), cache_dir=cache_dir_for(root))
+    if getattr(args, "database_url", None):
+        os.environ.pop("SENTINEL_DATABASE_URL", None)
+        cfg.memory.database_url = args.database_url
     git_dir = gitio.git_dir(root) if root else None
-    project = args.project or os.environ.get("SENTINEL_PROJECT") or (os.path.basename(root) if root else "default")
-    return open_store(cfg.memory, git_dir), project
+    return cfg, root, git_dir
 
 
+def _store(args, cfg, git_dir):
+    from sentinel.memory.store import open_store
+
+    return open_store(cfg.memory, git_dir, wait=10.0)
+
+
+def _project(args, cfg, root, git_dir) -> str:
+    from sentinel.memory.project import project_identity
+
+    return getattr(args, "project", None) or project_identity(cfg.memory, root, git_dir)
+
+
+# --- commands ---------------------------------------------------------------------------------------------
 def cmd_patterns(args) -> int:
-    store, project = _store(args)
-    try:
+    cfg, root, git_dir = _context(args)
+    project = _project(args, cfg, root, git_dir)
+    with _store(args, cfg, git_dir) as store:
         pats = store.patterns(project, limit=max(1, args.limit))
-    finally:
-        store.close()
     if args.json:
-        print(json.dumps([{"id": p.sig_id, "rule": p.rule, "urgency": p.urgency, "count": p.count,
-                           "changes": p.changes, "signature": p.signature, "last_seen": p.last_seen,
-                           "last_resolution": p.last_resolution} for p in pats], indent=2))
+        print(json.dumps({"project": project, "patterns": [p.to_json() for p in pats]}, indent=2))
         return 0
     if not pats:
         print(f"no recorded failures for project {project!r}")
         return 0
     for p in pats:
         seen = time.strftime("%Y-%m-%d", time.localtime(p.last_seen))
-        print(f"[{p.urgency:8}] {p.rule}  seen {p.count}x in {p.changes} change(s), last {seen}  id {p.sig_id}")
+        print(f"[{p.urgency:8}] {p.rule}  in {p.changes} change(s), {p.attempts} attempt(s), last {seen}  "
+              f"id {p.sig_id}")
         print(f"           {p.signature.split('|', 1)[-1][:150]}")
+        for e in p.examples:
+            where = f"{e.path}:{e.line}" if e.line else e.path
+            print(f"           e.g. {e.change}{' ' + e.commit_sha[:10] if e.commit_sha else ''}: {where}")
         if p.last_resolution:
             print(f"           resolved before in {p.last_resolution}")
     return 0
 
 
+def _change_id(args, root, project) -> tuple[str, str]:
+    """(change_id, change_ref) of the change the brief is about, computed as the hook computes it."""
+    if args.change:
+        return args.change, args.change
+    from sentinel.memory import gate_hook
+
+    if os.environ.get("SENTINEL_CHANGE_REF") or not root:
+        ref = os.environ.get("SENTINEL_CHANGE_REF") or "staged"
+        return ref, ref
+    ref = gate_hook._branch(root)
+    head = gate_hook._head(root)
+    return f"{ref}@{(head[0] if head else 'root')[:12]}", ref
+
+
+def cmd_brief(args) -> int:
+    from sentinel.memory.brief import build_brief
+
+    cfg, root, git_dir = _context(args)
+    project = _project(args, cfg, root, git_dir)
+    change_id, ref = _change_id(args, root, project)
+    with _store(args, cfg, git_dir) as store:
+        brief = build_brief(store, project, change_id, ref, config=cfg, root=root, with_cards=not args.no_cards)
+    if args.format == "json":
+        print(json.dumps(brief.to_json(), indent=2, ensure_ascii=False))
+    elif args.format == "markdown":
+        from sentinel.report.markdown import code, escape
+
+        sys.stdout.write(brief.to_markdown(escape, code))
+    else:
+        sys.stdout.write(brief.to_text())
+    return 0
+
+
 def cmd_forget(args) -> int:
-    store, project = _store(args)
-    try:
+    cfg, root, git_dir = _context(args)
+    project = _project(args, cfg, root, git_dir)
+    with _store(args, cfg, git_dir) as store:
         if args.signature:
-            n = store.forget(sig_id=args.signature)
+            n = store.forget(project=project, sig_id=args.signature)
             what = f"{n} finding record(s) of pattern {args.signature}"
         else:
             n = store.forget(project=project, older_than_days=args.older_than)
             what = f"{n} run(s) of project {project!r}"
-    finally:
-        store.close()
     print(f"sentinel: forgot {what}")
+    return 0
+
+
+def cmd_migrate(args) -> int:
+    from sentinel.memory.store import SCHEMA_VERSION
+
+    cfg, root, git_dir = _context(args)
+    with _store(args, cfg, git_dir) as store:  # opening applies what is missing
+        before = store.migrated_from
+        applied = store.migrate()  # nothing left: reports the current version
+        where = store.describe()
+        version = store.schema_version()
+    if args.json:
+        print(json.dumps({"store": where, "from": before if before is not None else version, "to": version,
+                          "current": SCHEMA_VERSION}))
+        return 0
+    if before is not None or applied:
+        print(f"migrated {where} from schema {before if before is not None else '?'} to {version}")
+    else:
+        print(f"{where} is at schema {version} (current)")
+    return 0
+
+
+def cmd_export(args) -> int:
+    cfg, root, git_dir = _context(args)
+    project = None if args.all_projects else _project(args, cfg, root, git_dir)
+    out = sys.stdout if args.output == "-" else None
+    counts = {"run": 0, "resolution": 0, "card": 0}
+    path = args.output
+    try:
+        fh = out or open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with _store(args, cfg, git_dir) as store:
+            for rec in store.export_records(project):
+                fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
+                if rec["type"] in counts:
+                    counts[rec["type"]] += 1
+    finally:
+        if out is None:
+            fh.close()
+    what = f"project {project!r}" if project else "every project"
+    print(f"sentinel: exported {counts['run']} run(s), {counts['resolution']} resolution(s) and {counts['card']} "
+          f"learned card(s) of {what}", file=sys.stderr)
+    return 0
+
+
+def is_export(path: str) -> bool:
+    """Is this file a `memory export` (rather than cards for `memory import`)?"""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first = fh.readline(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return EXPORT_MARK in first
+
+
+def cmd_import_export(args) -> int:
+    """`sentinel memory import FILE` where FILE is a `memory export`: add it to the configured store."""
+    cfg, root, git_dir = _context(args)
+
+    def records():
+        with open(args.file, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{args.file}:{n}: not a JSON line: {exc.msg}") from None
+
+    with _store(args, cfg, git_dir) as store:
+        added = store.import_records(records())
+        where = store.describe()
+    if getattr(args, "json", False):
+        print(json.dumps({"store": where, "added": added}))
+    else:
+        print(f"imported into {where}: {added['runs']} run(s), {added['findings']} finding(s), "
+              f"{added['resolutions']} resolution(s), {added['cards']} learned card(s) "
+              "(records already there were kept)")
     return 0

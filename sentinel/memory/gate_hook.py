@@ -1,8 +1,10 @@
-"""After a gate run: record it in the hypothesis store and, when the gate failed, recall
-similar past fixes (governed cards) and this project's recurring patterns.
+"""After a gate run: record it in the hypothesis store and, when the gate failed, recall similar past fixes
+(governed cards) and this project's recurring patterns.
 
-Memory is an aid, never a reason for the gate to break: if the store or the index cannot
-be used, the verdict carries a note saying so and the gate's own result stands.
+Memory is an aid, never a reason for the gate to break or stall: the store is given ~1 s (`HOOK_WAIT`) for a
+lock held by another process or a team database on the network; past that, or if the store cannot be used at
+all, the verdict carries a note saying memory was skipped and the gate's own result stands. A corrupted
+SQLite store is moved aside and recreated, with a note.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from collections import OrderedDict
 from sentinel import gitio
 from sentinel.errors import SentinelError
 from sentinel.memory import quiet
-from sentinel.memory.location import store_location
 from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
 
 MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
 RETENTION_EVERY = 50  # runs between retention sweeps
+HOOK_WAIT = 1.0  # seconds the hook may wait for the store (a lock, the network) before skipping memory
 
 
 def _git(root: str, *args: str) -> str | None:
@@ -46,30 +48,74 @@ def _head(root: str) -> tuple[str, str, str] | None:
     return sha, parents.split(" ")[0] if parents else "", subject
 
 
-def _project_and_ref(change) -> tuple[str, str]:
+def _ref(change) -> str:
     cs = change.changeset
-    root = cs.root
-    project = os.environ.get("SENTINEL_PROJECT") or (os.path.basename(root) if root else "default")
     ref = os.environ.get("SENTINEL_CHANGE_REF")
-    if not ref and root:
-        ref = _branch(root)
-    return project, ref or cs.source
+    if not ref and cs.root:
+        ref = _branch(cs.root)
+    return ref or cs.source
 
 
-def change_identity(change) -> dict:
-    """project, change_ref, commit, subject, base (HEAD when the change has no commit yet) for the store."""
+def content_digest(changeset) -> str:
+    """The attempt's content: every file's path, status and changed lines. The same staged content gives the
+    same digest, so re-running the gate on it is one attempt."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted(changeset.files, key=lambda f: f.path):
+        h.update(f"\0F{f.path}\0{f.old_path or ''}\0{f.status.value}\0{int(f.is_binary)}".encode(
+            "utf-8", "surrogateescape"))
+        for n in sorted(f.added):
+            h.update(f"\0+{n}\0{f.added[n]}".encode("utf-8", "surrogateescape"))
+        for n, text in f.removed:
+            h.update(f"\0-{n}\0{text}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def change_identity(change, project: str) -> dict:
+    """What the store needs to know about this run's change.
+
+    change_ref: branch or PR; change_id: the change itself — `$SENTINEL_CHANGE_REF` (CI: one PR is one change
+    across pushes), else the branch on top of the commit the work started from (HEAD for staged work, the
+    range's base for a range), so an abandoned attempt is never the same change as the next piece of work."""
     cs = change.changeset
     root = cs.root
-    project, ref = _project_and_ref(change)
-    ident = {"project": project, "change_ref": ref, "commit": None, "subject": None, "base": None,
-             "head": None}
+    ref = _ref(change)
+    ident = {"project": project, "change_ref": ref, "change_id": ref, "commit": None, "subject": None,
+             "base": None, "head": None, "digest": content_digest(cs), "paths": [f.path for f in cs.files]}
+    pinned = bool(os.environ.get("SENTINEL_CHANGE_REF"))
     if cs.head and cs.head != "INDEX":
         ident["commit"] = cs.head
         ident["subject"] = (cs.message or "").strip().split("\n", 1)[0] or None
+        if not pinned:
+            ident["change_id"] = f"{ref}@{(cs.base or 'root')[:12]}"
     elif root:
         ident["head"] = _head(root)
         ident["base"] = ident["head"][0] if ident["head"] else None
+        if not pinned:
+            ident["change_id"] = f"{ref}@{(ident['base'] or 'root')[:12]}"
     return ident
+
+
+def _project(config, root: str | None, git_dir: str | None) -> str:
+    from sentinel.memory.project import project_identity
+
+    return project_identity(config.memory, root, git_dir)
+
+
+def _quiet_path(config, git_dir: str | None) -> str | None:
+    """The file the quiet note sits beside: the SQLite store, or for a team database a local name."""
+    from sentinel.memory.location import store_target
+
+    kind, where = store_target(config.memory, git_dir)
+    if kind == "sqlite":
+        return where
+    if not git_dir:
+        return None
+    import hashlib
+
+    # Nothing is ever written at this path, so the note is trusted until this clone records a run again.
+    return os.path.join(git_dir, "sentinel", "team-" + hashlib.sha256(where.encode()).hexdigest()[:16])
 
 
 def after_run(change, config, verdict: Verdict) -> Verdict:
@@ -80,52 +126,96 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
         git_dir = None
     clean = not verdict.findings and not verdict.errored
     try:
-        db_path = store_location(config.memory, git_dir)
+        note_path = _quiet_path(config, git_dir)
     except SentinelError as exc:
-        verdict.recall_note = f"experience memory not used: {exc}"
+        verdict.recall_note = f"memory skipped: {exc}"
         return verdict
-    quiet_key = "\0".join(_project_and_ref(change))
-    if clean and quiet.is_quiet(db_path, quiet_key):
+    quiet_key = "\0".join((_ref(change), root or ""))
+    if clean and note_path and quiet.is_quiet(note_path, quiet_key):
         return verdict  # nothing this run could add: see sentinel.memory.quiet
-    import sqlite3
+    project = _project(config, root, git_dir)
+    groups = _groups(verdict) if not verdict.passed and verdict.findings else OrderedDict()
+    sig_ids = _group_sig_ids(groups)
 
-    from sentinel.memory.signature import signature
-    from sentinel.memory.store import FindingRecord, RunRecord, SQLiteStore
+    def store_phase():
+        """(patterns by sig id or None when memory was skipped, notes, nothing pending)"""
+        store, notes = _open(config, git_dir, root, project)
+        if store is None:
+            return None, notes, False
+        try:
+            _record(store, change_identity(change, project), verdict, config)
+            wanted = sorted({s for ids in sig_ids.values() for s in ids})
+            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2) if wanted else []
+            return {p.sig_id: p for p in found}, notes, not store.has_pending_resolutions(project)
+        except SentinelError as exc:
+            return None, notes + [f"memory skipped: {exc}"], False
+        finally:
+            store.close()
+
+    from sentinel.memory.store import StoreUnavailable, within
 
     try:
-        store = SQLiteStore(db_path)
-    except (SentinelError, sqlite3.Error, OSError) as exc:
-        verdict.recall_note = f"experience memory not used: {exc}"
-        return verdict
-    try:
-        ident = change_identity(change)
-        _name_pending_resolution(store, ident)
-        records = [FindingRecord(f.rule, signature(f.rule, f.message, f.code), f.path, f.message)
-                   for f in verdict.findings]
-        outcome = "passed" if verdict.passed else ("error" if verdict.errored else "failed")
-        run_id = store.record_run(RunRecord(project=ident["project"], change_ref=ident["change_ref"],
-                                            outcome=outcome, findings=records, commit_sha=ident["commit"],
-                                            subject=ident["subject"], base_sha=ident["base"]))
-        if run_id % RETENTION_EVERY == 0:
-            store.apply_retention(config.memory.retention_days, config.memory.max_runs)
-        if not verdict.passed and verdict.findings:
-            recall(verdict, store, ident["project"], config, root)
-        clean = clean and not store.has_pending_resolutions(ident["project"])
-    except (sqlite3.Error, OSError) as exc:
-        verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
-        clean = False
-    finally:
-        store.close()
-    quiet.note_written(db_path, quiet_key, clean)
+        patterns, notes, settled = within(store_phase, _deadline(config, git_dir), what="the hypothesis store")
+    except StoreUnavailable as exc:
+        patterns, notes, settled = None, [f"memory skipped: {exc}"], False
+    if groups:
+        recall(verdict, groups, sig_ids, patterns, config, root)
+    if notes:
+        verdict.recall_note = "; ".join(dict.fromkeys(n for n in notes + [verdict.recall_note] if n))
+    if note_path and patterns is not None:
+        quiet.note_written(note_path, quiet_key, clean and settled)
     return verdict
 
 
-def _name_pending_resolution(store, ident: dict) -> None:
-    """A staged run that resolved a failure did so before its commit existed: name that commit now."""
+def _deadline(config, git_dir) -> float:
+    """The most the store phase may take: a lock or a connection gets HOOK_WAIT, the work a little more."""
+    from sentinel.memory.location import store_target
+
+    kind, _ = store_target(config.memory, git_dir)
+    return HOOK_WAIT + (0.5 if kind == "postgres" else 2.0)
+
+
+def _open(config, git_dir, root, project):
+    """(store or None, notes): a store the hook may use, within HOOK_WAIT."""
+    from sentinel.memory.store import open_store
+
+    notes: list[str] = []
+    try:
+        store = open_store(config.memory, git_dir, wait=HOOK_WAIT, purpose="hook")
+    except SentinelError as exc:
+        return None, [f"memory skipped: {exc}"]
+    except OSError as exc:
+        return None, [f"memory skipped: {type(exc).__name__}: {exc}"]
+    recovered = getattr(store, "recovered", None)
+    if recovered:
+        notes.append(f"warning: the hypothesis store was corrupted; moved aside to {recovered} and started anew")
+    if (store.migrated_from or 99) < 3 and root:
+        # Sentinel before schema 3 named the project after the clone's directory
+        try:
+            store.adopt_project(os.path.basename(os.path.normpath(root)), project)
+        except SentinelError:
+            pass
+    return store, notes
+
+
+def _record(store, ident: dict, verdict: Verdict, config) -> None:
+    from sentinel.memory.signature import signature
+    from sentinel.memory.store import FindingRecord, RunRecord
+
+    fail_rank = verdict.fail_level.rank
+    records = [FindingRecord(f.rule, signature(f.rule, f.message, f.code), f.path, f.message, f.line,
+                             f.severity.value, f.severity.rank >= fail_rank)
+               for f in verdict.findings]
+    outcome = "passed" if verdict.passed else ("error" if verdict.errored else "failed")
     head = ident.get("head")
-    if head and head[1]:
-        sha, parent, subject = head
-        store.fill_pending_resolutions(ident["project"], parent, sha, subject)
+    pending = (head[1], head[0], head[2]) if head and head[1] else None
+    result = store.record_run(RunRecord(project=ident["project"], change_ref=ident["change_ref"], outcome=outcome,
+                                        findings=records, commit_sha=ident["commit"], subject=ident["subject"],
+                                        base_sha=ident["base"], change_id=ident["change_id"],
+                                        content_digest=ident["digest"], paths=ident["paths"]),
+                              name_pending=pending)
+    if result.created and result.run_id % RETENTION_EVERY == 0:
+        store.apply_retention(config.memory.retention_days, config.memory.max_runs)
 
 
 def _groups(verdict: Verdict) -> "OrderedDict[str, list]":
@@ -136,19 +226,26 @@ def _groups(verdict: Verdict) -> "OrderedDict[str, list]":
     return OrderedDict(list(groups.items())[:MAX_GROUPS])
 
 
-def recall(verdict: Verdict, store, project: str, config, root: str | None = None) -> None:
+def _group_sig_ids(groups) -> dict[str, list[str]]:
     from sentinel.memory.signature import signature, signature_id
 
+    return {rule: list(dict.fromkeys(signature_id(signature(f.rule, f.message, f.code)) for f in findings))
+            for rule, findings in groups.items()}
+
+
+def recall(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None, config,
+           root: str | None = None) -> None:
+    """Add recall groups: similar past fixes, and the recurring patterns with the same signatures
+    (`patterns`: by sig id, from the store; None when memory was skipped)."""
     search = _searcher(verdict, root)
-    for rule, findings in _groups(verdict).items():
-        sig_ids = list(dict.fromkeys(signature_id(signature(f.rule, f.message, f.code)) for f in findings))
-        patterns = [RecurringPattern(signature=p.signature, rule=p.rule, urgency=p.urgency, count=p.count,
-                                     changes=p.changes, last_resolution=p.last_resolution)
-                    for p in store.patterns(project, sig_ids=sig_ids, limit=3) if p.count >= 2]
+    for rule, findings in groups.items():
+        found = [patterns[s] for s in sig_ids[rule] if patterns and s in patterns][:3]
+        recurring = [RecurringPattern(signature=p.signature, rule=p.rule, urgency=p.urgency, count=p.attempts,
+                                      changes=p.changes, last_resolution=p.last_resolution) for p in found]
         similar = search(rule, findings, config) if search else []
-        if similar or patterns:
+        if similar or recurring:
             verdict.recall.append(RecallGroup(rule=rule, title=findings[0].message[:160], finding_count=len(findings),
-                                              similar=similar, patterns=patterns))
+                                              similar=similar, patterns=recurring))
 
 
 def _searcher(verdict: Verdict, root: str | None = None):
@@ -166,3 +263,27 @@ def _searcher(verdict: Verdict, root: str | None = None):
                            fix_strategy=r.fix_line) for r in results]
 
     return run
+
+
+def brief_for_change(change, config, *, with_cards: bool = True):
+    """The brief (`sentinel.memory.brief.Brief`) for this change, or None when memory is unavailable.
+    For reporters that show it (the PR comment shows it when a pattern recurs)."""
+    from sentinel.memory.brief import build_brief
+
+    root = change.changeset.root
+    try:
+        git_dir = gitio.git_dir(root) if root else None
+    except SentinelError:
+        git_dir = None
+    project = _project(config, root, git_dir)
+    store, _ = _open(config, git_dir, root, project)
+    if store is None:
+        return None
+    try:
+        ident = change_identity(change, project)
+        return build_brief(store, project, ident["change_id"], ident["change_ref"], config=config, root=root,
+                           with_cards=with_cards)
+    except SentinelError:
+        return None
+    finally:
+        store.close()

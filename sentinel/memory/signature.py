@@ -1,47 +1,135 @@
-"""Normalized failure signatures: stable across paths, line numbers, literals and scores,
-but still specific to *what* failed.
+"""Normalized failure signatures: the same mistake made with other names is one pattern, different mistakes
+stay apart.
 
-The reference tracker made two mistakes we test against: every test failure collapsed
-into one signature ("Tests failed (rc=1)"), and raw drift scores made every drift
-signature unique. Ours keys on rule code + normalized message + normalized offending code.
+A signature is `rule | normalized message | normalized code`. What varies between two occurrences of one
+mistake is removed: paths (POSIX and Windows, with `:line:col`), line/column positions, string literals,
+numbers, hashes, UUIDs, timestamps, and the names the author chose (variables, functions, tables). What names
+the mechanism is kept: keywords, builtins (`eval`, `open`), standard-library modules (`os`, `subprocess`),
+methods called on something (`.rmtree(`, `.execute(`), keyword arguments (`shell=`), and exception and class
+names written in CapWords (`KeyError`).
+
+The reference tracker made two mistakes we test against: every test failure collapsed into one signature
+("Tests failed (rc=1)"), and raw drift scores made every drift signature unique.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import sys
 
-_SUB_SOURCES = [
+_KEYWORDS = frozenset("""
+False None True and as assert async await break class continue def del elif else except finally for from global
+if import in is lambda nonlocal not or pass raise return try while with yield case
+function var let const new this null undefined true false catch throw typeof instanceof switch default do void
+static public private protected extends implements interface package func go defer chan struct impl fn mut pub
+use mod enum trait where loop unsafe nil end then begin rescue ensure unless elsif module require echo local
+SELECT DELETE DROP TRUNCATE FROM WHERE TABLE INSERT UPDATE SET INTO ALTER CREATE DATABASE INDEX VALUES AND OR NOT
+""".split())
+_CODE_TOKEN = re.compile(
+    r"""(?P<str>[rRbBfFuU]{0,2}(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"|'(?:\\.|[^'\\\n])*'?"""
+    r"""|"(?:\\.|[^"\\\n])*"?|`(?:\\.|[^`\\])*`?))"""
+    r"""|(?P<num>\b0[xXoObB][0-9a-fA-F_]+\b|(?<![\w.])\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][-+]?\d+)?[jJlLuUfF]?\b)"""
+    r"""|(?P<kept><(?:path|str|num|id)>)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)""")
+# A path outside a string (shell commands, messages quoting code): a drive, `~`, `.` or `..`, or a separator
+# right after a space or an opening, then names; never `a/b` (division).
+_CODE_PATH = re.compile(r"(?<![\w)\].<>])(?:[A-Za-z]:|~|\.{1,2})?[\\/](?:[\w.$@+-]+[\\/])*[\w.$@+-]*[\w$@+-]")
+_SPACE = re.compile(r"\s+")
+_ID_RUN = re.compile(r"<id>(?:(?:\s+|\s*\.\s*)<id>)+")  # prose of names, or a dotted chain of them
+_TEXT_SOURCES = [
     (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b", 0, "<time>"),
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I, "<uuid>"),
     (r"\b0x[0-9a-f]+\b", re.I, "<hex>"),
     (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", 0, "<sha>"),
-    (r"(?:[A-Za-z]:)?(?:[\w.-]+/)+[\w.-]+\.\w+(?::\d+)*", 0, "<path>"),  # paths, with :line:col
+    # paths: Windows drive or UNC, POSIX absolute or relative, with an optional :line[:col]
+    (r"(?:\b[A-Za-z]:[\\/]|\\\\|~?/|\.{1,2}[\\/])?(?:[\w.$@+-]+[\\/])+[\w.$@+-]+(?::\d+)*", 0, "<path>"),
+    (r"\b[\w.-]+\.(?:py|pyi|js|ts|tsx|jsx|go|rs|java|rb|c|h|cc|cpp|toml|cfg|ini|ya?ml|json|md|txt|sh)\b(?::\d+)*",
+     0, "<path>"),
     (r"\bline \d+\b|\bcol(?:umn)? \d+\b", re.I, "<pos>"),
     (r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", 0, "<str>"),
+    # names the author chose, written in prose: snake_case, lowerCamel, dotted names that are not a call
+    (r"(?<![\w.<])(?:[a-z_]\w*\.)+[a-z_]\w*(?![\w(<])", 0, "<dotted>"),
+    (r"(?<![\w<])_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?![\w(])", 0, "<id>"),
+    (r"(?<![\w<])[a-z]+[0-9]*[A-Z]\w*(?![\w(])", 0, "<id>"),
     (r"(?<![\w<])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w>])", re.I, "<num>"),
 ]
 _COMPILED: list = []
+_NAMES: dict[str, frozenset] = {}
 
 
 def _subs() -> list:
     # compiled on first use: a passing run records no finding and never needs them
     if not _COMPILED:
-        _COMPILED.extend((re.compile(src, flags), repl) for src, flags, repl in _SUB_SOURCES)
-        _COMPILED.append((re.compile(r"\s+"), " "))
+        _COMPILED.extend((re.compile(src, flags), repl) for src, flags, repl in _TEXT_SOURCES)
     return _COMPILED
 
 
+def _names() -> dict[str, frozenset]:
+    # builtins count only when called and modules only before a dot: `cmd`, `code`, `id` are variables too
+    if not _NAMES:
+        import builtins
+
+        _NAMES["builtins"] = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+        _NAMES["modules"] = frozenset(getattr(sys, "stdlib_module_names", ()))
+    return _NAMES
+
+
+def _dotted(match: re.Match) -> str:
+    first = match.group().split(".", 1)[0]
+    return match.group() if first in _names()["modules"] else "<id>"
+
+
+def normalize_code(code: str, limit: int = 200) -> str:
+    """The offending code with the author's names, literals and paths replaced; the mechanism kept."""
+    names = _names()
+    builtin_names, modules = names["builtins"], names["modules"]
+    text = _CODE_PATH.sub("<path>", code or "")
+    out: list[str] = []
+    pos = 0
+    prev_kept_module = False
+    for m in _CODE_TOKEN.finditer(text):
+        out.append(text[pos:m.start()])
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "str":
+            out.append("<str>")
+            prev_kept_module = False
+            continue
+        if kind == "kept":
+            out.append(m.group())
+            prev_kept_module = False
+            continue
+        if kind == "num":
+            out.append("<num>")
+            prev_kept_module = False
+            continue
+        name = m.group()
+        before = text[:m.start()].rstrip()
+        after = text[m.end():].lstrip()
+        after_dot = before.endswith(".")
+        called = after.startswith("(")
+        kwarg = after.startswith("=") and not after.startswith("==") and before[-1:] in ("(", ",")
+        module = not after_dot and name in modules and after.startswith(".")
+        if name in _KEYWORDS or module or (called and not after_dot and name in builtin_names) \
+                or (after_dot and (called or prev_kept_module)) or kwarg \
+                or (name[:1].isupper() and any(c.islower() for c in name)):
+            out.append(name)
+            prev_kept_module = module
+        else:
+            out.append("<id>")
+            prev_kept_module = False
+    out.append(text[pos:])
+    norm = _ID_RUN.sub("<id>", _SPACE.sub(" ", "".join(out)).strip())
+    return norm[:limit]
+
+
 def normalize_text(text: str) -> str:
+    """A message with its volatile parts (paths, positions, literals, the author's names) replaced."""
     out = text or ""
+    out = re.sub(r"`([^`]*)`", lambda m: "`" + normalize_code(m.group(1)) + "`", out)
     for pattern, repl in _subs():
-        out = pattern.sub(repl, out)
-    return out.strip()
-
-
-def normalize_code(code: str) -> str:
-    """The offending code with identifiers kept (they carry meaning) but literals stripped."""
-    return normalize_text(code)[:200]
+        out = pattern.sub(_dotted if repl == "<dotted>" else repl, out)
+    return _SPACE.sub(" ", out).strip()
 
 
 def signature(rule: str, message: str, code: str = "") -> str:

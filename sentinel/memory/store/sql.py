@@ -1,0 +1,379 @@
+"""The store's behaviour, written once for both backends (SQLite and PostgreSQL run the same statements).
+
+A backend provides a connection, `_tx()` (a write transaction that takes the lock up front), `_all`/`_one`/
+`_exec` with `?` placeholders, and `_insert` returning the new row's id. Everything else — attempts, changes,
+resolutions, patterns, examples, retention, export and import — is here, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+
+from sentinel.memory.signature import signature_id
+from sentinel.memory.store import (SCHEMA_VERSION, Attempt, FindingRecord, Occurrence, Pattern, RecordResult,
+                                   RunRecord, StoreError, urgency)
+from sentinel.memory.store.schema import steps
+
+MAX_MESSAGE = 500
+EXAMPLES = 3
+EXPORT_FORMAT = "sentinel-memory-export"
+EXPORT_VERSION = 1
+
+
+def _redact(text: str | None) -> str | None:
+    """The one redaction path for anything the store keeps (messages, subjects)."""
+    if not text:
+        return text
+    try:
+        from sentinel.redact import redact  # type: ignore[import-not-found]
+    except ImportError:
+        from sentinel.checks.secrets import redact_line as redact  # until sentinel.redact lands
+    return redact(text)
+
+
+class SQLStore:
+    dialect = "sql"
+    migrated_from: int | None = None  # the schema version found when this store was opened, if migrated
+
+    # --- provided by a backend --------------------------------------------------------------------
+    @contextmanager
+    def _tx(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+        yield
+
+    def _all(self, sql: str, args=()) -> list[tuple]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _exec(self, sql: str, args=()) -> int:  # pragma: no cover - abstract
+        """Run a statement; the number of rows it changed."""
+        raise NotImplementedError
+
+    def _insert(self, sql: str, args=()) -> int:  # pragma: no cover - abstract
+        """Run an INSERT; the new row's id."""
+        raise NotImplementedError
+
+    def _insert_run(self, sql: str, args) -> int | None:  # pragma: no cover - abstract
+        """INSERT a run unless its run_key exists; the new id, or None when it existed."""
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _one(self, sql: str, args=()) -> tuple | None:
+        rows = self._all(sql, args)
+        return rows[0] if rows else None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- schema ---------------------------------------------------------------------------------------
+    def _version_in_tx(self) -> int:
+        raise NotImplementedError
+
+    def schema_version(self) -> int:
+        raise NotImplementedError
+
+    def migrate(self) -> list[int]:
+        """Bring the schema to this Sentinel's version; the versions applied (empty: already current)."""
+        done: list[int] = []
+        with self._tx():
+            version = self._version_in_tx()
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"the hypothesis store {self.describe()} has schema {version}, newer than this "
+                                 f"sentinel supports ({SCHEMA_VERSION}); upgrade sentinel")
+            if version < SCHEMA_VERSION:
+                self.migrated_from = version
+            for target, stmts in steps(self.dialect, version, SCHEMA_VERSION):
+                for stmt in stmts:
+                    self._exec(stmt)
+                self._set_meta("schema_version", str(target))
+                done.append(target)
+        return done
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._exec("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                   (key, value))
+
+    def describe(self) -> str:
+        return self.dialect
+
+    # --- writing -----------------------------------------------------------------------------------------
+    def record_run(self, run: RunRecord, name_pending: tuple[str, str, str | None] | None = None) -> RecordResult:
+        """Record one attempt (idempotent: the same content of the same change is written once) and the
+        resolutions it proves. `name_pending` = (parent, commit, subject): name the resolutions a staged run
+        recorded on top of `parent` before its commit existed. One write transaction."""
+        now = run.created_at or time.time()
+        key = run.key()
+        change = run.change
+        with self._tx():
+            if name_pending:
+                parent, sha, subject = name_pending
+                self._fill_pending(run.project, parent, sha, subject)
+            run_id = self._insert_run(
+                "INSERT INTO runs(run_key, project, change_id, change_ref, content_digest, commit_sha, subject, "
+                "base_sha, outcome, created_at, last_seen, reruns) VALUES (?,?,?,?,?,?,?,?,?,?,?,0)",
+                (key, run.project, change, run.change_ref, run.content_digest or key, run.commit_sha,
+                 _redact(run.subject), run.base_sha, run.outcome, now, now))
+            if run_id is None:  # this attempt is recorded already (a re-run, or another runner sent it)
+                existing = self._one("SELECT id FROM runs WHERE run_key=?", (key,))
+                self._exec("UPDATE runs SET last_seen=?, reruns=reruns+1 WHERE id=?", (now, existing[0]))
+                return RecordResult(int(existing[0]), False)
+            self._insert_findings(run_id, run.findings)
+            resolved = self._resolve(run, key, now) if run.outcome == "passed" else []
+        return RecordResult(run_id, True, resolved)
+
+    def _insert_findings(self, run_id: int, findings: list[FindingRecord]) -> None:
+        for f in findings:
+            self._exec(
+                "INSERT INTO findings(run_id, sig_id, signature, rule, path, message, line, severity, blocking) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
+                (run_id, signature_id(f.signature), f.signature, f.rule, f.path,
+                 _redact((f.message or "")[:MAX_MESSAGE]), f.line, f.severity, 1 if f.blocking else 0))
+
+    def _resolve(self, run: RunRecord, key: str, now: float) -> list[str]:
+        """Blocking findings of this change's failed attempts since its last passing attempt, gone now."""
+        last_pass = self._one(
+            "SELECT MAX(created_at) FROM runs WHERE project=? AND change_id=? AND outcome='passed' AND run_key<>?",
+            (run.project, run.change, key))
+        since = last_pass[0] if last_pass and last_pass[0] is not None else -1.0
+        rows = self._all(
+            "SELECT DISTINCT f.sig_id, f.path FROM findings f JOIN runs r ON r.id = f.run_id "
+            "WHERE r.project=? AND r.change_id=? AND r.outcome='failed' AND f.blocking=1 AND r.created_at>? "
+            "AND r.created_at<=? AND r.content_digest<>?",
+            (run.project, run.change, since, now, run.content_digest or key))
+        still = {signature_id(f.signature) for f in run.findings}
+        paths = set(run.paths) if run.paths is not None else None
+        gone = sorted({sig for sig, path in rows
+                       if sig not in still and (paths is None or not path or path in paths)})
+        for sig in gone:
+            self._exec(
+                "INSERT INTO resolutions(project, sig_id, change_id, change_ref, run_key, commit_sha, subject, "
+                "base_sha, resolved_at) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                (run.project, sig, run.change, run.change_ref, key, run.commit_sha, _redact(run.subject),
+                 run.base_sha, now))
+        return gone
+
+    def _fill_pending(self, project: str, base_sha: str, commit_sha: str, subject: str | None) -> int:
+        return self._exec(
+            "UPDATE resolutions SET commit_sha=?, subject=? WHERE project=? AND commit_sha IS NULL AND base_sha=?",
+            (commit_sha, _redact(subject), project, base_sha))
+
+    def fill_pending_resolutions(self, project: str, base_sha: str, commit_sha: str, subject: str | None) -> int:
+        """A pre-commit run resolves a failure before its commit exists; name it once it does."""
+        with self._tx():
+            return self._fill_pending(project, base_sha, commit_sha, subject)
+
+    def has_pending_resolutions(self, project: str) -> bool:
+        """Resolutions recorded before their commit existed, not yet named."""
+        return self._one("SELECT 1 FROM resolutions WHERE project=? AND commit_sha IS NULL LIMIT 1",
+                         (project,)) is not None
+
+    def adopt_project(self, old: str, new: str) -> int:
+        """Re-key the runs of an earlier project name (the directory name of Sentinel before 0.3) to `new`."""
+        if old == new:
+            return 0
+        with self._tx():
+            n = self._exec("UPDATE runs SET project=? WHERE project=?", (new, old))
+            self._exec("UPDATE resolutions SET project=? WHERE project=?", (new, old))
+        return n
+
+    def forget(self, project: str | None = None, older_than_days: float | None = None,
+               sig_id: str | None = None) -> int:
+        with self._tx():
+            if sig_id:
+                scope = " AND run_id IN (SELECT id FROM runs WHERE project=?)" if project else ""
+                n = self._exec("DELETE FROM findings WHERE sig_id=?" + scope,
+                               (sig_id, project) if project else (sig_id,))
+                self._exec("DELETE FROM resolutions WHERE sig_id=?" + (" AND project=?" if project else ""),
+                           (sig_id, project) if project else (sig_id,))
+                return n
+            clauses, args = [], []
+            if project:
+                clauses.append("project=?")
+                args.append(project)
+            if older_than_days is not None:
+                clauses.append("created_at < ?")
+                args.append(time.time() - older_than_days * 86400)
+            where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+            # No WHERE is `memory forget --all` without a project: deleting every run is the command's purpose.
+            n = self._exec(f"DELETE FROM runs{where}", args)  # sentinel: ignore[SEN105]
+            self._exec(f"DELETE FROM resolutions{where.replace('created_at', 'resolved_at')}",  # sentinel: ignore[SEN105]
+                       args)
+        return n
+
+    def apply_retention(self, retention_days: float, max_runs: int) -> int:
+        removed = self.forget(older_than_days=retention_days)
+        with self._tx():
+            extra = self._exec("DELETE FROM runs WHERE id NOT IN "
+                               "(SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT ?)", (max_runs,))
+        return removed + extra
+
+    # --- reading ----------------------------------------------------------------------------------------
+    def patterns(self, project: str, sig_ids: list[str] | None = None, limit: int = 50,
+                 min_changes: int = 1) -> list[Pattern]:
+        """Failure patterns of the project, the most widespread (distinct changes) first."""
+        sql = ("SELECT f.sig_id, MIN(f.signature), MIN(f.rule), COUNT(DISTINCT r.change_id), COUNT(DISTINCT r.id), "
+               "MAX(r.last_seen) FROM findings f JOIN runs r ON r.id = f.run_id WHERE r.project=?")
+        args: list = [project]
+        if sig_ids is not None:
+            if not sig_ids:
+                return []
+            sql += f" AND f.sig_id IN ({','.join('?' * len(sig_ids))})"
+            args.extend(sig_ids)
+        sql += (" GROUP BY f.sig_id HAVING COUNT(DISTINCT r.change_id) >= ? "
+                "ORDER BY COUNT(DISTINCT r.change_id) DESC, COUNT(DISTINCT r.id) DESC, MAX(r.last_seen) DESC, "
+                "f.sig_id LIMIT ?")
+        args += [min_changes, limit]
+        out = []
+        for sig_id, sig, rule, changes, attempts, last in self._all(sql, args):
+            out.append(Pattern(sig_id, sig, rule, int(changes), int(attempts), urgency(int(changes)), float(last),
+                               self._last_resolution(project, sig_id), self._examples(project, sig_id)))
+        return out
+
+    def _last_resolution(self, project: str, sig_id: str) -> str | None:
+        res = self._one("SELECT commit_sha, subject, change_ref FROM resolutions WHERE project=? AND sig_id=? "
+                        "ORDER BY resolved_at DESC, id DESC LIMIT 1", (project, sig_id))
+        if not res:
+            return None
+        commit, subject, ref = res
+        return f"{commit[:10] if commit else 'a commit on ' + ref}: {subject or '(no subject)'}"
+
+    def _examples(self, project: str, sig_id: str) -> list[Occurrence]:
+        rows = self._all(
+            "SELECT r.change_id, r.change_ref, f.path, f.line, r.commit_sha, r.last_seen FROM findings f "
+            "JOIN runs r ON r.id = f.run_id WHERE r.project=? AND f.sig_id=? "
+            "ORDER BY r.last_seen DESC, f.id DESC LIMIT 200", (project, sig_id))
+        seen: set[str] = set()
+        out: list[Occurrence] = []
+        for change_id, ref, path, line, commit, at in rows:
+            if change_id in seen:
+                continue
+            seen.add(change_id)
+            out.append(Occurrence(ref, path or "", line, commit, float(at), change_id))
+            if len(out) == EXAMPLES:
+                break
+        return out
+
+    def attempts(self, project: str, change_id: str, limit: int = 20) -> list[Attempt]:
+        """The attempts at one change, oldest first, each with its findings."""
+        rows = self._all(
+            "SELECT id, run_key, change_ref, outcome, created_at, commit_sha, subject FROM runs "
+            "WHERE project=? AND change_id=? ORDER BY created_at DESC, id DESC LIMIT ?", (project, change_id, limit))
+        out = []
+        for run_id, key, ref, outcome, at, commit, subject in reversed(rows):
+            findings = [FindingRecord(rule, sig, path or "", message or "", line, severity, bool(blocking))
+                        for rule, sig, path, message, line, severity, blocking in self._all(
+                            "SELECT rule, signature, path, message, line, severity, blocking FROM findings "
+                            "WHERE run_id=? ORDER BY id", (run_id,))]
+            out.append(Attempt(key, ref, outcome, float(at), commit, subject, findings))
+        return out
+
+    def run_count(self, project: str | None = None) -> int:
+        if project:
+            return int(self._one("SELECT COUNT(*) FROM runs WHERE project=?", (project,))[0])
+        return int(self._one("SELECT COUNT(*) FROM runs")[0])
+
+    def counts(self, project: str | None = None) -> dict[str, int]:
+        """Rows per table (of one project, or all): what export/import and the benchmark compare."""
+        if project:
+            runs = "SELECT id FROM runs WHERE project=?"
+            args: tuple = (project,)
+            return {"runs": self.run_count(project),
+                    "findings": int(self._one(f"SELECT COUNT(*) FROM findings WHERE run_id IN ({runs})", args)[0]),
+                    "resolutions": int(self._one("SELECT COUNT(*) FROM resolutions WHERE project=?", args)[0]),
+                    "cards": int(self._one("SELECT COUNT(*) FROM cards WHERE project=?", args)[0])}
+        return {t: int(self._one(f"SELECT COUNT(*) FROM {t}")[0]) for t in ("runs", "findings", "resolutions", "cards")}
+
+    def projects(self) -> list[str]:
+        return [r[0] for r in self._all("SELECT DISTINCT project FROM runs UNION SELECT DISTINCT project FROM cards "
+                                        "ORDER BY 1")]
+
+    # --- export / import --------------------------------------------------------------------------------
+    _RUN_COLS = ("run_key", "project", "change_id", "change_ref", "content_digest", "commit_sha", "subject",
+                 "base_sha", "outcome", "created_at", "last_seen", "reruns")
+    _FINDING_COLS = ("sig_id", "signature", "rule", "path", "message", "line", "severity", "blocking")
+    _RES_COLS = ("project", "sig_id", "change_id", "change_ref", "run_key", "commit_sha", "subject", "base_sha",
+                 "resolved_at")
+
+    def export_records(self, project: str | None = None):
+        """Every row of the store (or of one project) as JSON-able records, runs with their findings."""
+        yield {"type": "header", "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "schema": SCHEMA_VERSION,
+               "from": self.dialect, "project": project}
+        where, args = (" WHERE project=?", (project,)) if project else ("", ())
+        cols = ", ".join(self._RUN_COLS)
+        for row in self._all(f"SELECT id, {cols} FROM runs{where} ORDER BY created_at, id", args):
+            rec = dict(zip(self._RUN_COLS, row[1:]))
+            rec["findings"] = [dict(zip(self._FINDING_COLS, f)) for f in self._all(
+                f"SELECT {', '.join(self._FINDING_COLS)} FROM findings WHERE run_id=? ORDER BY id", (row[0],))]
+            yield {"type": "run", **rec}
+        for row in self._all(f"SELECT {', '.join(self._RES_COLS)} FROM resolutions{where} ORDER BY resolved_at, id",
+                             args):
+            yield {"type": "resolution", **dict(zip(self._RES_COLS, row))}
+        for rec in self.export_cards(project):
+            yield {"type": "card", **rec}
+
+    def import_records(self, records) -> dict[str, int]:
+        """Add exported records; what exists already (same run key, resolution, card) is kept, so an import
+        can be repeated or resumed. Returns what was added."""
+        added = {"runs": 0, "findings": 0, "resolutions": 0, "cards": 0}
+        batch: list[dict] = []
+
+        def flush() -> None:
+            with self._tx():
+                for rec in batch:
+                    kind = rec.get("type")
+                    if kind == "run":
+                        run_id = self._insert_run(
+                            f"INSERT INTO runs({', '.join(self._RUN_COLS)}) VALUES ({','.join('?' * 12)})",
+                            tuple(rec.get(c) for c in self._RUN_COLS))
+                        if run_id is None:
+                            continue
+                        for f in rec.get("findings", []):
+                            self._exec(f"INSERT INTO findings(run_id, {', '.join(self._FINDING_COLS)}) "
+                                       f"VALUES (?,{','.join('?' * 8)})",
+                                       (run_id, *(f.get(c) for c in self._FINDING_COLS)))
+                            added["findings"] += 1
+                        added["runs"] += 1
+                    elif kind == "resolution":
+                        added["resolutions"] += self._exec(
+                            f"INSERT INTO resolutions({', '.join(self._RES_COLS)}) VALUES ({','.join('?' * 9)}) "
+                            "ON CONFLICT DO NOTHING", tuple(rec.get(c) for c in self._RES_COLS))
+                    elif kind == "card":
+                        added["cards"] += self._import_card(rec)
+            batch.clear()
+
+        for rec in records:
+            if rec.get("type") == "header":
+                if rec.get("format") != EXPORT_FORMAT or int(rec.get("version", 0)) > EXPORT_VERSION:
+                    raise StoreError(f"not a Sentinel memory export this version can read: {rec.get('format')!r} "
+                                     f"version {rec.get('version')!r}")
+                continue
+            batch.append(rec)
+            if len(batch) >= 500:
+                flush()
+        if batch:
+            flush()
+        return added
+
+    # --- learned cards (see sentinel.memory.store.cards) ------------------------------------------------
+    def export_cards(self, project: str | None = None):
+        where, args = (" WHERE project=?", (project,)) if project else ("", ())
+        for project_, card_id, body, text, model, dim, vector, updated in self._all(
+                f"SELECT project, card_id, body, search_text, model, dim, {self._vector_out()}, updated_at "
+                f"FROM cards{where} ORDER BY project, card_id", args):
+            yield {"project": project_, "card_id": card_id, "card": json.loads(body), "search_text": text,
+                   "model": model, "vector": self._vector_list(vector), "updated_at": updated}
+
+    def _import_card(self, rec: dict) -> int:
+        raise NotImplementedError
+
+    def _vector_out(self) -> str:
+        return "vector"
+
+    def _vector_list(self, value) -> list[float] | None:
+        raise NotImplementedError

@@ -1,0 +1,258 @@
+"""The store as users meet it, through the installed `sentinel` console script in real repositories: the hook
+under lock contention, with a corrupted store, with an unreachable team database; `memory brief`, `migrate`,
+`export` / `import` between SQLite and PostgreSQL (a real server from pgserver)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.pgfixture import new_database, pg_server  # noqa: F401 - the session's server fixture
+
+SENTINEL = str(Path(sys.executable).with_name("sentinel"))
+BARE_EXCEPT = "def {name}():\n    try:\n        {call}()\n    except:\n        pass\n"
+
+
+def run(repo, *args, env=None, timeout=120):
+    full = {**os.environ, **(env or {})}
+    for k in ("SENTINEL_DATABASE_URL", "SENTINEL_PROJECT", "SENTINEL_CHANGE_REF", "SENTINEL_STORE"):
+        if k not in (env or {}):
+            full.pop(k, None)
+    return subprocess.run([SENTINEL, *args], cwd=repo.path, capture_output=True, text=True, env=full,
+                          timeout=timeout)
+
+
+def _store_path(repo) -> Path:
+    return repo.path / ".git" / "sentinel" / "hypotheses.sqlite3"
+
+
+def _fail(repo, name="b", call="g"):
+    repo.write(f"{name}.py", BARE_EXCEPT.format(name=f"f_{name}", call=call))
+    repo.add(f"{name}.py")
+
+
+def _hold(path: str, ready, release) -> None:
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    ready.set()
+    release.wait(60)
+    db.execute("ROLLBACK")
+
+
+@pytest.mark.parametrize("failing", [True, False])
+def test_the_hook_gives_its_verdict_when_another_process_holds_the_store(repo, failing):
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    assert run(repo, "check").returncode == 0  # creates the store
+    if failing:
+        _fail(repo)
+    else:
+        repo.write("a.py", "x = 2\n")
+        repo.add("a.py")
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold, args=(str(_store_path(repo)), ready, release))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        started = time.monotonic()
+        proc = run(repo, "check")
+        elapsed = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join(30)
+    assert proc.returncode == (1 if failing else 0), proc.stderr
+    assert "memory skipped" in proc.stdout and "locked by another process" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    # the whole run, interpreter start and the failing run's card search included, stays near the ~1 s wait
+    assert elapsed < 6.0
+    # once the lock is gone the next run records normally
+    assert "memory skipped" not in run(repo, "check").stdout
+
+
+@pytest.mark.parametrize("damage", [b"garbage " * 500, b""])
+def test_a_corrupted_store_is_moved_aside_with_a_warning(repo, damage):
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    assert run(repo, "check").returncode == 0
+    store = _store_path(repo)
+    for extra in ("-wal", "-shm"):
+        Path(str(store) + extra).unlink(missing_ok=True)
+    store.write_bytes(damage or b"SQLite format 3\x00" + os.urandom(4000))
+    _fail(repo)
+    proc = run(repo, "check")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "corrupted; moved aside" in proc.stdout
+    assert list(store.parent.glob("hypotheses.sqlite3.corrupt-*"))
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1  # the new store has this run
+
+
+def test_brief_lists_this_changes_failed_attempts_patterns_and_similar_fixes(repo):
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    repo.commit("base")
+    # a first change with the mistake, committed anyway: the pattern's first change
+    _fail(repo, "old", "load")
+    assert run(repo, "check").returncode == 1
+    repo.commit("old")
+    # this change: two failed attempts with different approaches
+    repo.write("b.py", "def run(cmd):\n    return eval(cmd)\n")
+    repo.add("b.py")
+    assert run(repo, "check").returncode == 1
+    _fail(repo, "b", "fetch")
+    assert run(repo, "check").returncode == 1
+    assert run(repo, "check").returncode == 1  # a re-run is not another attempt
+    data = json.loads(run(repo, "memory", "brief", "--format", "json").stdout)
+    attempts = data["failed_attempts"]
+    assert [sorted({f["rule"] for f in a["findings"]}) for a in attempts] == [["SEN303"], ["SEN301"]]
+    assert attempts[0]["findings"][0]["file"] == "b.py" and attempts[0]["findings"][0]["line"] == 2
+    assert "eval(<id>)" in attempts[0]["findings"][0]["approach"]
+    [pat] = [p for p in data["recurring_patterns"] if p["rule"] == "SEN301"]
+    assert pat["changes"] == 2 and {e["file"] for e in pat["examples"]} == {"old.py", "b.py"}
+    assert data["similar_fixes"] and all(c["id"] and c["summary"] for c in data["similar_fixes"])
+    md = run(repo, "memory", "brief", "--format", "markdown").stdout
+    assert "### Earlier attempts at this change (main)" in md and "### Recurring patterns" in md
+    assert "<code>" in md and "eval(&lt;id&gt;)" in md
+    text = run(repo, "memory", "brief").stdout
+    assert "1. attempt of" in text and "2. attempt of" in text and "Do not repeat these approaches" in text
+    # another change starts clean
+    repo.commit("b")
+    fresh = json.loads(run(repo, "memory", "brief", "--format", "json", "--no-cards").stdout)
+    assert fresh["failed_attempts"] == [] and fresh["recurring_patterns"]
+
+
+def test_migrate_cli_upgrades_an_old_sqlite_store(repo):
+    store = _store_path(repo)
+    store.parent.mkdir(parents=True)
+    with sqlite3.connect(store) as db:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+        db.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, project TEXT NOT NULL, change_ref TEXT NOT NULL, "
+                   "commit_sha TEXT, subject TEXT, outcome TEXT NOT NULL, created_at REAL NOT NULL)")
+        db.execute("CREATE TABLE findings (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, sig_id TEXT NOT NULL, "
+                   "signature TEXT NOT NULL, rule TEXT NOT NULL, path TEXT, message TEXT)")
+    proc = run(repo, "memory", "migrate", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["from"] == 1 and out["to"] == out["current"]
+    assert "(current)" in run(repo, "memory", "migrate").stdout
+
+
+# --- the team database --------------------------------------------------------------------------------------
+
+
+def _silent_server():
+    """A loopback TCP server that accepts connections and never says a word (a hung database)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                continue
+
+    threading.Thread(target=accept, daemon=True).start()
+    return srv, stop, held
+
+
+@pytest.mark.parametrize("kind", ["hung", "refused"])
+def test_an_unreachable_team_database_never_stalls_the_hook_nor_leaks_its_password(repo, kind):
+    if kind == "hung":
+        srv, stop, held = _silent_server()
+        port = srv.getsockname()[1]
+    else:
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()  # nothing listens there now
+    url = f"postgresql://team:S3cretPassw0rd@127.0.0.1:{port}/memory"
+    _fail(repo)
+    try:
+        started = time.monotonic()
+        proc = run(repo, "check", env={"SENTINEL_DATABASE_URL": url})
+        elapsed = time.monotonic() - started
+    finally:
+        if kind == "hung":
+            stop.set()
+            srv.close()
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "memory skipped" in proc.stdout
+    assert "S3cretPassw0rd" not in proc.stdout + proc.stderr
+    assert "team:***@127.0.0.1" in proc.stdout
+    assert elapsed < 6.0  # ~1 s for memory; the rest is the interpreter and the failing run's card search
+    assert not _store_path(repo).exists()  # nothing fell back to a local file silently
+
+
+def test_the_hook_records_into_the_team_database(repo, pg_server):
+    url = new_database(pg_server)
+    env = {"SENTINEL_DATABASE_URL": url}
+    repo.git("remote", "add", "origin", "git@github.com:Acme/Widgets.git")
+    _fail(repo)
+    assert run(repo, "check", env=env).returncode == 1
+    assert not _store_path(repo).exists()
+    pats = json.loads(run(repo, "memory", "patterns", "--json", env=env).stdout)
+    assert pats["project"] == "github.com/acme/widgets"
+    assert [p["rule"] for p in pats["patterns"]] == ["SEN301"]
+    # the quiet note for clean runs works for a team database too
+    repo.write("b.py", "x = 1\n")
+    repo.add("b.py")
+    assert run(repo, "check", env=env).returncode == 0
+    assert "memory skipped" not in run(repo, "check", env=env).stdout
+
+
+def test_export_sqlite_import_postgres_and_back_loses_nothing(repo, pg_server, tmp_path):
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    repo.commit("base")
+    _fail(repo)
+    assert run(repo, "check").returncode == 1
+    repo.write("b.py", "def f():\n    return 1\n")
+    repo.add("b.py")
+    assert run(repo, "check").returncode == 0  # resolves the failure
+    repo.commit("Fix b")
+    _fail(repo, "c", "h")
+    assert run(repo, "check").returncode == 1
+    first = tmp_path / "sqlite.jsonl"
+    assert run(repo, "memory", "export", "-o", str(first)).returncode == 0
+    url = new_database(pg_server)
+    imported = run(repo, "memory", "import", str(first), "--database-url", url)
+    assert imported.returncode == 0, imported.stderr
+    assert "3 run(s)" in imported.stdout and "1 resolution(s)" in imported.stdout
+    again = run(repo, "memory", "import", str(first), "--database-url", url)
+    assert "0 run(s)" in again.stdout  # idempotent
+    second = tmp_path / "pg.jsonl"
+    assert run(repo, "memory", "export", "-o", str(second), env={"SENTINEL_DATABASE_URL": url}).returncode == 0
+
+    def rows(path):
+        return [{k: v for k, v in json.loads(line).items() if k != "from"} for line in path.read_text().splitlines()]
+
+    assert rows(first) == rows(second)
+    local = json.loads(run(repo, "memory", "patterns", "--json").stdout)
+    team = json.loads(run(repo, "memory", "patterns", "--json", env={"SENTINEL_DATABASE_URL": url}).stdout)
+    assert local == team and local["patterns"][0]["last_resolution"]
+
+
+def test_migrate_cli_on_postgres_and_a_redacted_url(repo, pg_server):
+    url = new_database(pg_server)
+    proc = run(repo, "memory", "migrate", "--database-url", url)
+    assert proc.returncode == 0 and "schema" in proc.stdout
+    secret_url = url.replace("postgres:@", "postgres:NotPrinted@", 1)
+    proc = run(repo, "memory", "migrate", "--database-url", secret_url)
+    assert "NotPrinted" not in proc.stdout + proc.stderr
