@@ -163,21 +163,55 @@ class PostgresStore(SQLStore):
         return canonical_vector(json.loads(value)) if value is not None else None
 
     def _import_card(self, rec: dict) -> int:
+        vec = rec.get("vector")
+        return self._put_card_rows([(rec["project"], rec["card_id"],
+                                     json.dumps(rec["card"], ensure_ascii=False, sort_keys=True),
+                                     rec.get("search_text") or "", rec.get("model"), len(vec) if vec else None,
+                                     vec or None, rec.get("updated_at") or time.time())], replace=False)
+
+    def _put_card_rows(self, rows, replace: bool = True) -> int:
         from sentinel.memory.store.cards import vector_text
 
-        vec = rec.get("vector")
-        n = self._exec(
-            "INSERT INTO cards(project, card_id, body, search_text, model, dim, vector, updated_at) "
-            "VALUES (?,?,?,?,?,?,?::vector,?) ON CONFLICT DO NOTHING",
-            (rec["project"], rec["card_id"], json.dumps(rec["card"], ensure_ascii=False, sort_keys=True),
-             rec.get("search_text") or "", rec.get("model"), len(vec) if vec else None,
-             vector_text(vec) if vec else None, rec.get("updated_at") or time.time()))
-        if vec:
-            self.ensure_vector_index(len(vec))
+        tail = ("ON CONFLICT (project, card_id) DO UPDATE SET body=excluded.body, search_text=excluded.search_text, "
+                "model=excluded.model, dim=excluded.dim, vector=excluded.vector, updated_at=excluded.updated_at"
+                if replace else "ON CONFLICT DO NOTHING")
+        n = 0
+        dims = set()
+        for project, cid, body, text, model, dim, vec, at in rows:
+            n += self._exec("INSERT INTO cards(project, card_id, body, search_text, model, dim, vector, updated_at) "
+                            f"VALUES (?,?,?,?,?,?,?::vector,?) {tail}",
+                            (project, cid, body, text, model, dim, None if vec is None else vector_text(vec), at))
+            if dim:
+                dims.add(int(dim))
+        for dim in sorted(dims):
+            self.ensure_vector_index(dim)
         return n
 
     def ensure_vector_index(self, dim: int) -> None:
-        """The HNSW index (cosine) for vectors of one dimension, made when the first such card arrives."""
+        """The HNSW index (cosine) for vectors of one dimension, made when the first such card arrives (an HNSW
+        index needs a fixed dimension; a partial index per dimension lets models differ between projects)."""
         dim = int(dim)
+        if self._one("SELECT to_regclass(?)", (f"cards_hnsw_{dim}",))[0] is not None:
+            return
+        self._exec("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK + dim,))
         self._exec(f"CREATE INDEX IF NOT EXISTS cards_hnsw_{dim} ON cards USING hnsw "
                    f"((vector::vector({dim})) vector_cosine_ops) WHERE dim = {dim}")
+
+    def _vector_candidates(self, project: str, qvec, n: int) -> dict[str, float]:
+        from sentinel.memory.store.cards import vector_text
+
+        dim = len(qvec)
+        q = vector_text(qvec)
+        with self._tx():
+            # the index returns ef_search neighbours before the project filter: ask for enough
+            self._exec(f"SET LOCAL hnsw.ef_search = {max(100, 2 * int(n))}")
+            rows = self._all(f"SELECT card_id, 1 - (vector::vector({dim}) <=> ?::vector({dim})) FROM cards "
+                             f"WHERE dim = {dim} AND project = ? ORDER BY vector::vector({dim}) <=> ?::vector({dim}) "
+                             "LIMIT ?", (q, project, q, int(n)))
+        return {cid: float(sim) for cid, sim in rows}
+
+    def _lexical_candidates(self, project: str, terms: list[str], n: int) -> dict[str, float]:
+        query = " | ".join(f"'{t}'" for t in terms)  # terms are [A-Za-z0-9_] words (cards.query_terms)
+        rows = self._all("SELECT card_id, ts_rank_cd(tsv, q) FROM cards, to_tsquery('english', ?) q "
+                         "WHERE project = ? AND tsv @@ q ORDER BY 2 DESC LIMIT ?", (query, project, int(n)))
+        return {cid: float(score) for cid, score in rows}

@@ -48,11 +48,25 @@ _SQLITE = {
         "UPDATE resolutions SET change_id = change_ref, run_key = 'v2-' || id",
         "CREATE UNIQUE INDEX resolutions_key ON resolutions(project, sig_id, run_key)",
     ],
-    # 4: learned cards with their vectors (float32 blobs searched with numpy) and full text (FTS5)
+    # 4: learned cards with their vectors (float32 blobs searched with numpy) and full text (FTS5, kept in
+    # step by triggers), what learning has seen, and its runs
     3: [
         """CREATE TABLE cards (
                project TEXT NOT NULL, card_id TEXT NOT NULL, body TEXT NOT NULL, search_text TEXT NOT NULL,
                model TEXT, dim INTEGER, vector BLOB, updated_at REAL NOT NULL, PRIMARY KEY (project, card_id))""",
+        "CREATE VIRTUAL TABLE cards_fts USING fts5(search_text, content='cards', content_rowid='rowid', "
+        "tokenize='porter unicode61')",
+        "CREATE TRIGGER cards_ai AFTER INSERT ON cards BEGIN "
+        "INSERT INTO cards_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END",
+        "CREATE TRIGGER cards_ad AFTER DELETE ON cards BEGIN "
+        "INSERT INTO cards_fts(cards_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text); END",
+        "CREATE TRIGGER cards_au AFTER UPDATE ON cards BEGIN "
+        "INSERT INTO cards_fts(cards_fts, rowid, search_text) VALUES ('delete', old.rowid, old.search_text); "
+        "INSERT INTO cards_fts(rowid, search_text) VALUES (new.rowid, new.search_text); END",
+        "CREATE TABLE learn_seen (project TEXT NOT NULL, source TEXT NOT NULL, key TEXT NOT NULL, "
+        "PRIMARY KEY (project, source, key))",
+        "CREATE TABLE learn_runs (id INTEGER PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL, "
+        "finished_at REAL NOT NULL)",
     ],
 }
 
@@ -88,6 +102,10 @@ _POSTGRES = {
                tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', search_text)) STORED,
                PRIMARY KEY (project, card_id))""",
         "CREATE INDEX cards_tsv ON cards USING gin (tsv)",
+        """CREATE TABLE learn_seen (project TEXT NOT NULL, source TEXT NOT NULL, key TEXT NOT NULL,
+               PRIMARY KEY (project, source, key))""",
+        """CREATE TABLE learn_runs (id BIGSERIAL PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL,
+               finished_at DOUBLE PRECISION NOT NULL)""",
     ],
 }
 # PostgreSQL's first migration creates the layout of version 4 at once.

@@ -161,17 +161,61 @@ class SQLiteStore(SQLStore):
             raise
         return int(row[0]) if row else 0
 
-    # --- learned cards ---------------------------------------------------------------------------------
-    def _import_card(self, rec: dict) -> int:
+    # --- learned cards (sentinel.memory.store.cards) ------------------------------------------------------
+    def _put_card_rows(self, rows, replace: bool = True) -> int:
         from sentinel.memory.store.cards import pack_vector
 
+        tail = ("ON CONFLICT (project, card_id) DO UPDATE SET body=excluded.body, search_text=excluded.search_text, "
+                "model=excluded.model, dim=excluded.dim, vector=excluded.vector, updated_at=excluded.updated_at"
+                if replace else "ON CONFLICT DO NOTHING")
+        n = 0
+        for project, cid, body, text, model, dim, vec, at in rows:
+            n += self._exec("INSERT INTO cards(project, card_id, body, search_text, model, dim, vector, updated_at) "
+                            f"VALUES (?,?,?,?,?,?,?,?) {tail}",
+                            (project, cid, body, text, model, dim, None if vec is None else pack_vector(vec), at))
+        self._vectors = None
+        return n
+
+    _vectors = None  # (project, data_version, ids, matrix): the project's vectors, loaded once
+
+    def _vector_candidates(self, project: str, qvec, n: int) -> dict[str, float]:
+        import numpy as np
+
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        cache = self._vectors
+        if cache is None or cache[0] != project or cache[1] != version:
+            rows = self._all("SELECT card_id, vector FROM cards WHERE project=? AND vector IS NOT NULL "
+                             "ORDER BY card_id", (project,))
+            q = np.asarray(qvec, dtype=np.float32)
+            rows = [(cid, blob) for cid, blob in rows if len(blob) == 4 * len(q)]
+            ids = [cid for cid, _ in rows]
+            matrix = (np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4").reshape(len(rows), len(q))
+                      if rows else np.zeros((0, len(q)), dtype=np.float32))
+            norms = np.linalg.norm(matrix, axis=1)
+            matrix = matrix / np.where(norms == 0, 1, norms)[:, None]
+            cache = self._vectors = (project, version, ids, matrix)
+        _, _, ids, matrix = cache
+        if not ids:
+            return {}
+        q = np.asarray(qvec, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        sims = matrix @ q
+        top = np.argpartition(-sims, min(n, len(ids)) - 1)[:n] if len(ids) > n else np.arange(len(ids))
+        return {ids[i]: float(sims[i]) for i in top}
+
+    def _lexical_candidates(self, project: str, terms: list[str], n: int) -> dict[str, float]:
+        match = " OR ".join(f'"{t}"' for t in terms)
+        rows = self._all("SELECT c.card_id, -bm25(cards_fts) FROM cards_fts JOIN cards c ON c.rowid = cards_fts.rowid "
+                         "WHERE cards_fts MATCH ? AND c.project=? ORDER BY bm25(cards_fts) LIMIT ?",
+                         (match, project, n))
+        return {cid: float(score) for cid, score in rows}
+
+    def _import_card(self, rec: dict) -> int:
         vec = rec.get("vector")
-        return self._exec(
-            "INSERT INTO cards(project, card_id, body, search_text, model, dim, vector, updated_at) "
-            "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-            (rec["project"], rec["card_id"], json.dumps(rec["card"], ensure_ascii=False, sort_keys=True),
-             rec.get("search_text") or "", rec.get("model"), len(vec) if vec else None,
-             pack_vector(vec) if vec else None, rec.get("updated_at") or time.time()))
+        return self._put_card_rows([(rec["project"], rec["card_id"],
+                                     json.dumps(rec["card"], ensure_ascii=False, sort_keys=True),
+                                     rec.get("search_text") or "", rec.get("model"), len(vec) if vec else None,
+                                     vec or None, rec.get("updated_at") or time.time())], replace=False)
 
     def _vector_list(self, value) -> list[float] | None:
         from sentinel.memory.store.cards import unpack_vector
