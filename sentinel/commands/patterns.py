@@ -33,8 +33,8 @@ def register_into(msub) -> None:
     q = msub.add_parser("brief", help="before the next attempt: this change's failed attempts, the project's "
                                       "recurring patterns, similar past fixes")
     add_format_option(q, choices=("text", "markdown", "json"))
-    q.add_argument("--change", metavar="REF", help="the change (default: the current branch on top of HEAD, "
-                                                   "as the commit hook records it; or $SENTINEL_CHANGE_REF)")
+    q.add_argument("--change", metavar="REF", help="another change: a PR (pr-12) or a branch (default: the work "
+                                                   "in progress on the current branch, as the hook records it)")
     q.add_argument("--no-cards", action="store_true", help="skip the similar-fix search")
     common(q)
     q.set_defaults(func=cmd_brief)
@@ -117,26 +117,14 @@ def cmd_patterns(args) -> int:
     return 0
 
 
-def _change_id(args, root, project) -> tuple[str, str]:
-    """(change_id, change_ref) of the change the brief is about, computed as the hook computes it."""
-    if args.change:
-        return args.change, args.change
-    from sentinel.memory import gate_hook
-
-    if os.environ.get("SENTINEL_CHANGE_REF") or not root:
-        ref = os.environ.get("SENTINEL_CHANGE_REF") or "staged"
-        return ref, ref
-    ref = gate_hook._branch(root)
-    head = gate_hook._head(root)
-    return f"{ref}@{(head[0] if head else 'root')[:12]}", ref
-
-
 def cmd_brief(args) -> int:
     from sentinel.memory.brief import build_brief
 
+    from sentinel.memory.gate_hook import current_change
+
     cfg, root, git_dir = _context(args)
-    project = _project(args, cfg, root, git_dir)
-    change_id, ref = _change_id(args, root, project)
+    project, change_id, ref = current_change(root, cfg, args.change)
+    project = args.project or project
     with _store(args, cfg, git_dir) as store:
         brief = build_brief(store, project, change_id, ref, config=cfg, root=root, with_cards=not args.no_cards)
     if args.format == "json":

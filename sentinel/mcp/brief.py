@@ -1,23 +1,17 @@
 """What an agent should know before its next attempt, read without writing anything.
 
-``project_brief`` is the one function the MCP server asks; it is built on the hypothesis store's
-schema and the card search as they are today, and is the single place to switch to the store's own
-brief API (``sentinel memory brief``) once that exists.
-
-Read-only means read-only: the SQLite store is opened ``immutable`` when no write-ahead log is
-present (a plain read-only connection would create ``-wal``/``-shm`` files beside it) and
-``mode=ro`` when a writer is active (the log then already exists).
+``project_brief`` is the one function the MCP server asks. It is the store's own brief
+(``sentinel.memory.brief``, the data behind ``sentinel memory brief``) read from a store opened
+read-only (``sentinel.memory.store.open_store(readonly=True)``: SQLite ``immutable`` / ``mode=ro``,
+never migrated; the team database when one is configured), shaped as this server's tools answer,
+with the similar-fix search per rule group done here.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import time
-from pathlib import Path
 
 from sentinel.errors import SentinelError
-from sentinel.memory.store import SQLiteStore
 from sentinel.models import Finding, Severity
 
 MAX_ATTEMPTS = 10
@@ -25,110 +19,57 @@ MAX_PATTERNS = 5
 EXAMPLES_PER_PATTERN = 2
 
 
-class ReadOnlyStore:
-    """The hypothesis store, opened so that nothing on disk changes."""
-
-    def __init__(self, path: str):
-        self.path = path
-        uri = Path(path).resolve().as_uri()
-        mode = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
-        self.db = sqlite3.connect(f"{uri}?{mode}", uri=True)
-
-    def close(self) -> None:
-        self.db.close()
-
-    # The store's own query for recurring patterns, run on this read-only connection.
-    patterns = SQLiteStore.patterns
-
-    def examples(self, project: str, sig_id: str, limit: int) -> list[dict]:
-        rows = self.db.execute(
-            "SELECT f.path, f.message, r.change_ref, r.created_at FROM findings f JOIN runs r ON r.id = f.run_id "
-            "WHERE r.project=? AND f.sig_id=? GROUP BY f.path, f.message ORDER BY MAX(r.created_at) DESC LIMIT ?",
-            (project, sig_id, limit)).fetchall()
-        return [{"path": p, "message": m, "change_ref": ref, "seen": _date(t)} for p, m, ref, t in rows]
-
-    def attempts(self, project: str, change_ref: str, limit: int) -> list[dict]:
-        """The failed runs of this change since its last passing run, oldest first."""
-        rows = self.db.execute(
-            "SELECT id, outcome, created_at, commit_sha, subject FROM runs WHERE project=? AND change_ref=? "
-            "ORDER BY created_at DESC, id DESC LIMIT ?", (project, change_ref, limit * 3)).fetchall()
-        streak = []
-        for run_id, outcome, created, commit, subject in rows:
-            if outcome == "passed":
-                break
-            streak.append((run_id, outcome, created, commit, subject))
-        streak = streak[:limit][::-1]
-        out = []
-        for run_id, outcome, created, commit, subject in streak:
-            found = self.db.execute("SELECT rule, path, message FROM findings WHERE run_id=? ORDER BY id",
-                                    (run_id,)).fetchall()
-            out.append({"outcome": outcome, "when": _date(created), "commit": commit[:10] if commit else None,
-                        "subject": subject, "findings": [{"rule": r, "path": p, "message": m} for r, p, m in found]})
-        return out
-
-
-class NoStore:
-    """Stands in when no store exists yet: no patterns, no attempts."""
-
-    def patterns(self, project: str, sig_ids=None, limit: int = 50) -> list:
-        return []
-
-    def close(self) -> None:
-        pass  # nothing was opened
-
-
 def _date(ts: float | None) -> str | None:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else None
 
 
-def identity(root: str | None, change=None) -> tuple[str, str]:
-    """(project, change_ref) exactly as the gate records them, so the brief finds the gate's runs."""
-    from types import SimpleNamespace
-
+def identity(root: str | None, config, change_ref: str | None = None) -> tuple[str, str, str]:
+    """(project, change_id, change_ref) exactly as the gate records them, so the brief finds the gate's runs."""
     from sentinel.memory import gate_hook
 
-    change = change or SimpleNamespace(changeset=SimpleNamespace(root=root, source="staged"))
-    return gate_hook._project_and_ref(change)
+    return gate_hook.current_change(root, config, change_ref)
 
 
 def open_store(config, root: str | None):
-    """(store, note): the configured store read-only, or NoStore and why."""
+    """(store or None, note): the configured store, read-only."""
     from sentinel import gitio
+    from sentinel.memory.store import open_store as open_configured
 
     try:
         git_dir = gitio.git_dir(root) if root else None
-        from sentinel.memory.location import store_location
-
-        path = store_location(config.memory, git_dir)
+        return open_configured(config.memory, git_dir, wait=2.0, readonly=True), None
     except SentinelError as exc:
-        return NoStore(), f"hypothesis store not used: {exc}"
-    if not os.path.exists(path):
-        return NoStore(), "no gate run recorded yet in this repository (the hypothesis store is empty)"
-    try:
-        store = ReadOnlyStore(path)
-        store.db.execute("SELECT 1 FROM runs LIMIT 1")
-    except sqlite3.Error as exc:
-        return NoStore(), f"hypothesis store not readable: {exc}"
-    return store, None
+        return None, f"hypothesis store not used: {exc}"
 
 
 def project_brief(root: str | None, config, change_ref: str | None = None, k: int = 3) -> dict:
-    project, ref = identity(root)
-    ref = change_ref or ref
+    from sentinel.memory.brief import build_brief
+
+    project, change_id, ref = identity(root, config, change_ref)
     store, note = open_store(config, root)
-    try:
-        patterns = store.patterns(project, limit=MAX_PATTERNS)
-        out_patterns = []
-        for p in patterns:
-            out_patterns.append({
-                "id": p.sig_id, "rule": p.rule, "urgency": p.urgency, "runs": p.count, "changes": p.changes,
-                "last_seen": _date(p.last_seen), "last_resolution": p.last_resolution,
-                "examples": store.examples(project, p.sig_id, EXAMPLES_PER_PATTERN)})
-        attempts = store.attempts(project, ref, MAX_ATTEMPTS) if isinstance(store, ReadOnlyStore) else []
-    except sqlite3.Error as exc:
-        out_patterns, attempts, note = [], [], f"hypothesis store not readable: {exc}"
-    finally:
-        store.close()
+    attempts: list[dict] = []
+    out_patterns: list[dict] = []
+    if store is not None:
+        try:
+            brief = build_brief(store, project, change_id, ref, with_cards=False, patterns=MAX_PATTERNS,
+                                attempts=MAX_ATTEMPTS)
+        except SentinelError as exc:
+            note = f"hypothesis store not readable: {exc}"
+        else:
+            attempts = [{"outcome": a.outcome, "when": _date(a.created_at),
+                         "commit": a.commit_sha[:10] if a.commit_sha else None, "subject": a.subject,
+                         "findings": [{"rule": f.rule, "path": f.path, "line": f.line, "message": f.message,
+                                       "approach": f.signature.split("|", 2)[-1]} for f in a.findings]}
+                        for a in brief.failed_attempts]
+            out_patterns = [{"id": p.sig_id, "rule": p.rule, "urgency": p.urgency, "attempts": p.attempts,
+                             "changes": p.changes, "last_seen": _date(p.last_seen),
+                             "last_resolution": p.last_resolution,
+                             "signature": p.signature.split("|", 1)[-1],
+                             "examples": [{"path": e.path, "line": e.line, "change": e.change,
+                                           "seen": _date(e.seen_at)} for e in p.examples[:EXAMPLES_PER_PATTERN]]}
+                            for p in brief.patterns]
+        finally:
+            store.close()
     similar, search_note = _similar_for(_rule_groups(attempts, out_patterns), config, root, k)
     return {"project": project, "change_ref": ref, "earlier_failed_attempts": attempts,
             "recurring_patterns": out_patterns, "similar_fixes": similar,
@@ -140,7 +81,7 @@ def _rule_groups(attempts: list[dict], patterns: list[dict]) -> dict[str, list[F
     failures first, then the recurring patterns."""
     groups: dict[str, list[Finding]] = {}
     recent = attempts[-1]["findings"] if attempts else []
-    for item in [*recent, *(ex | {"rule": p["rule"]} for p in patterns for ex in p["examples"])]:
+    for item in [*recent, *({"rule": p["rule"], "message": p["signature"]} for p in patterns)]:
         groups.setdefault(item["rule"], []).append(
             Finding(rule=item["rule"], check="", severity=Severity.ERROR, path=item.get("path") or "", line=None,
                     message=item.get("message") or ""))

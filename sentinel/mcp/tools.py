@@ -142,12 +142,13 @@ def _recall(change, config, verdict: Verdict) -> None:
 
     store, note = brief.open_store(config, change.changeset.root)
     try:
-        project, _ = brief.identity(change.changeset.root, change)
-        gate_hook.recall(verdict, store, project, config, change.changeset.root)
+        project, _, _ = brief.identity(change.changeset.root, config)
+        gate_hook.recall_from(verdict, store, project, config, change.changeset.root)
     except Exception as exc:  # memory is an aid: the verdict stands without it
         verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     if note and not verdict.recall_note:
         verdict.recall_note = note
 
@@ -188,7 +189,7 @@ def verdict_data(verdict: Verdict, max_findings: int = 200) -> dict:
         "recall": [{"rule": g.rule, "title": g.title, "findings": g.finding_count,
                     "similar_fixes": [{"card_id": s.card_id, "score": s.score, "summary": s.summary,
                                        "fix": s.fix_strategy} for s in g.similar],
-                    "recurring_patterns": [{"rule": p.rule, "urgency": p.urgency, "runs": p.count,
+                    "recurring_patterns": [{"rule": p.rule, "urgency": p.urgency, "attempts": p.count,
                                             "changes": p.changes, "last_resolution": p.last_resolution}
                                            for p in g.patterns]}
                    for g in verdict.recall],

@@ -44,7 +44,11 @@ class Brief(Record):
 
     @property
     def failed_attempts(self) -> list[Attempt]:
-        return [a for a in self.attempts if a.outcome != "passed"]
+        """The failed attempts since the change last passed, oldest first."""
+        out: list[Attempt] = []
+        for a in self.attempts:
+            out = [] if a.outcome == "passed" else out + [a]
+        return out
 
     @property
     def empty(self) -> bool:

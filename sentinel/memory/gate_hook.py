@@ -158,6 +158,8 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
         patterns, notes, settled = within(store_phase, _deadline(config, git_dir), what="the hypothesis store")
     except StoreUnavailable as exc:
         patterns, notes, settled = None, [f"memory skipped: {exc}"], False
+    except Exception as exc:  # a defect in the memory layer must not take the gate's verdict with it
+        patterns, notes, settled = None, [f"memory skipped: internal error {type(exc).__name__}: {exc}"], False
     if groups:
         recall(verdict, groups, sig_ids, patterns, config, root)
     if notes:
@@ -181,7 +183,7 @@ def _open(config, git_dir, root, project):
 
     notes: list[str] = []
     try:
-        store = open_store(config.memory, git_dir, wait=HOOK_WAIT, purpose="hook")
+        store = open_store(config.memory, git_dir, wait=HOOK_WAIT)
     except SentinelError as exc:
         return None, [f"memory skipped: {exc}"]
     except OSError as exc:
@@ -287,3 +289,40 @@ def brief_for_change(change, config, *, with_cards: bool = True):
         return None
     finally:
         store.close()
+
+
+def current_change(root: str | None, config, change_ref: str | None = None) -> tuple[str, str, str]:
+    """(project, change_id, change_ref) of the work in progress, as the commit hook records it — for readers
+    such as `memory brief` and the MCP server. `change_ref`: another change (a PR "pr-12", a branch other than
+    the current one); the current branch name means the work in progress on it."""
+    try:
+        git_dir = gitio.git_dir(root) if root else None
+    except SentinelError:
+        git_dir = None
+    project = _project(config, root, git_dir)
+    pinned = os.environ.get("SENTINEL_CHANGE_REF")
+    branch = _branch(root) if root else None
+    if change_ref and change_ref != branch:
+        return project, change_ref, change_ref
+    if pinned or not root:
+        ref = pinned or change_ref or "staged"
+        return project, ref, ref
+    head = _head(root)
+    return project, f"{branch}@{(head[0] if head else 'root')[:12]}", branch
+
+
+def recall_from(verdict: Verdict, store, project: str, config, root: str | None = None) -> None:
+    """Recall for a verdict without recording it (readers such as the MCP server): `store` may be None."""
+    if verdict.passed or not verdict.findings:
+        return
+    groups = _groups(verdict)
+    sig_ids = _group_sig_ids(groups)
+    patterns = None
+    if store is not None:
+        wanted = sorted({s for ids in sig_ids.values() for s in ids})
+        try:
+            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2)
+            patterns = {p.sig_id: p for p in found}
+        except SentinelError as exc:
+            verdict.recall_note = f"memory skipped: {exc}"
+    recall(verdict, groups, sig_ids, patterns, config, root)

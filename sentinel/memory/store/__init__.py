@@ -187,17 +187,23 @@ def store_kind(url: str | None) -> str:
                      "(use postgresql://... or sqlite:///PATH)")
 
 
-def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, purpose: str = "cli"):
+def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readonly: bool = False):
     """Open the configured store (see :func:`sentinel.memory.location.store_target`).
 
-    `wait` bounds how long a lock or the network may hold this call up: the hook passes ~1 s."""
+    `wait` bounds how long a lock or the network may hold this call up: the hook passes ~1 s. `readonly`:
+    never write, not even a migration (a store of another schema is a StoreError)."""
     from sentinel.memory.location import store_target
 
     kind, where = store_target(config_memory, git_dir)
     if kind == "postgres":
         from sentinel.memory.store.postgres import PostgresStore
 
-        return PostgresStore.connect(where, wait=wait)
+        store = PostgresStore.connect(where, wait=wait, migrate=not readonly)
+        if readonly and store.schema_version() != SCHEMA_VERSION:
+            store.close()
+            raise StoreError(f"the team database {store.describe()} is not at schema {SCHEMA_VERSION} "
+                             "(run `sentinel memory migrate`)")
+        return store
     from sentinel.memory.store.sqlite import SQLiteStore
 
-    return SQLiteStore(where, timeout=wait)
+    return SQLiteStore.readonly(where) if readonly else SQLiteStore(where, timeout=wait)

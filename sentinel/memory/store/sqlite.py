@@ -64,6 +64,31 @@ class SQLiteStore(SQLStore):
             except sqlite3.Error as exc2:
                 raise StoreError(f"cannot recreate the hypothesis store {path}: {exc2}") from None
 
+    @classmethod
+    def readonly(cls, path: str) -> "SQLiteStore":
+        """The store opened so that nothing on disk changes (for readers such as the MCP server): `immutable`
+        when no write-ahead log exists (a plain read-only connection would create -wal/-shm files), `mode=ro`
+        when a writer is active. Never migrates: a store of another schema is a StoreError."""
+        from pathlib import Path
+
+        from sentinel.memory.store import SCHEMA_VERSION
+
+        if not os.path.exists(path):
+            raise StoreError("no gate run recorded yet in this repository (the hypothesis store is empty)")
+        self = cls.__new__(cls)
+        self.path, self.timeout, self.recovered = path, 1.0, None
+        mode = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
+        try:
+            self.db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?{mode}", uri=True, isolation_level=None)
+            version = self.schema_version()
+        except sqlite3.Error as exc:
+            raise StoreError(f"the hypothesis store is not readable: {exc}") from None
+        if version != SCHEMA_VERSION:
+            self.db.close()
+            raise StoreError(f"the hypothesis store has schema {version}, this sentinel reads {SCHEMA_VERSION} "
+                             "(the next `sentinel check` or `sentinel memory migrate` upgrades it)")
+        return self
+
     def _open(self) -> None:
         self.db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
