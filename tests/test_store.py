@@ -217,6 +217,12 @@ def test_forget_and_retention(store):
     assert store.counts() == {"runs": 4, "findings": 4, "resolutions": 0, "cards": 0}  # findings cascade
     assert store.forget(older_than_days=1) == 4  # created_at 1000 is long ago
     assert store.run_count() == 0
+    # in a team database each project keeps its own budget
+    for project in ("a", "b"):
+        for i in range(5):
+            store.record_run(RunRecord(project, f"c{i}", "failed", [_f(S_EXCEPT)], content_digest=f"{project}{i}"))
+    assert store.apply_retention(retention_days=1e9, max_runs=2, project="a") == 3
+    assert (store.run_count("a"), store.run_count("b")) == (2, 5)
 
 
 def test_forget_one_signature(store):

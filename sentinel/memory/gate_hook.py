@@ -20,6 +20,14 @@ from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
 MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
 RETENTION_EVERY = 50  # runs between retention sweeps
 HOOK_WAIT = 1.0  # seconds the hook may wait for the store (a lock, the network) before skipping memory
+WAIT_ENV = "SENTINEL_MEMORY_WAIT"  # another bound, in seconds (a CI runner far from its team database)
+
+
+def hook_wait() -> float:
+    try:
+        return min(60.0, max(0.1, float(os.environ[WAIT_ENV])))
+    except (KeyError, ValueError):
+        return HOOK_WAIT
 
 
 def _git(root: str, *args: str) -> str | None:
@@ -174,7 +182,7 @@ def _deadline(config, git_dir) -> float:
     from sentinel.memory.location import store_target
 
     kind, _ = store_target(config.memory, git_dir)
-    return HOOK_WAIT + (0.5 if kind == "postgres" else 2.0)
+    return hook_wait() + (0.5 if kind == "postgres" else 2.0)
 
 
 def _open(config, git_dir, root, project):
@@ -183,7 +191,7 @@ def _open(config, git_dir, root, project):
 
     notes: list[str] = []
     try:
-        store = open_store(config.memory, git_dir, wait=HOOK_WAIT)
+        store = open_store(config.memory, git_dir, wait=hook_wait())
     except SentinelError as exc:
         return None, [f"memory skipped: {exc}"]
     except OSError as exc:
@@ -217,7 +225,7 @@ def _record(store, ident: dict, verdict: Verdict, config) -> None:
                                         content_digest=ident["digest"], paths=ident["paths"]),
                               name_pending=pending)
     if result.created and result.run_id % RETENTION_EVERY == 0:
-        store.apply_retention(config.memory.retention_days, config.memory.max_runs)
+        store.apply_retention(config.memory.retention_days, config.memory.max_runs, project=ident["project"])
 
 
 def _groups(verdict: Verdict) -> "OrderedDict[str, list]":

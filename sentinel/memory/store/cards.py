@@ -216,7 +216,7 @@ class LearnedCards:
             query_vector = self._embedder().encode([query])[0]
         vec = self.db._vector_candidates(self.project, query_vector, n) if query_vector is not None else {}
         terms = query_terms(query)
-        lex = self.db._lexical_candidates(self.project, terms, n) if terms else {}
+        lex = self.db._lexical_candidates(self.project, terms, n, among=list(vec)) if terms else {}
         fused = fuse(vec, lex, k)
         if not fused:
             return []

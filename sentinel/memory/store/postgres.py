@@ -28,6 +28,7 @@ from sentinel.memory.store.sql import SQLStore
 
 _MIGRATION_LOCK = 0x5E47_1E1  # advisory lock id: one migrating runner at a time
 _EXTRA = "pip install 'diff-sentinel[postgres]'"
+LEXICAL_SCAN = 2000  # cards matching every query term that are ranked (see _lexical_candidates)
 
 
 def _driver():
@@ -210,8 +211,17 @@ class PostgresStore(SQLStore):
                              "LIMIT ?", (q, project, q, int(n)))
         return {cid: float(sim) for cid, sim in rows}
 
-    def _lexical_candidates(self, project: str, terms: list[str], n: int) -> dict[str, float]:
-        query = " | ".join(f"'{t}'" for t in terms)  # terms are [A-Za-z0-9_] words (cards.query_terms)
-        rows = self._all("SELECT card_id, ts_rank_cd(tsv, q) FROM cards, to_tsquery('english', ?) q "
-                         "WHERE project = ? AND tsv @@ q ORDER BY 2 DESC LIMIT ?", (query, project, int(n)))
+    def _lexical_candidates(self, project: str, terms: list[str], n: int,
+                            among: list[str] | None = None) -> dict[str, float]:
+        """Full-text scores (ts_rank_cd of an OR query) of the cards that match every term (the GIN index finds
+        them; at most LEXICAL_SCAN are ranked) and of `among` (the vector candidates). Ranking every card that
+        shares one word with the query would read most of a large table; these two sets keep it bounded."""
+        any_term = " | ".join(f"'{t}'" for t in terms)  # terms are [A-Za-z0-9_] words (cards.query_terms)
+        all_terms = " & ".join(f"'{t}'" for t in terms)
+        rows = self._all(
+            "SELECT card_id, ts_rank_cd(tsv, to_tsquery('english', ?)) AS r FROM ("
+            "  (SELECT card_id, tsv FROM cards WHERE project = ? AND tsv @@ to_tsquery('english', ?) LIMIT ?)"
+            "  UNION SELECT card_id, tsv FROM cards WHERE project = ? AND card_id = ANY(?)) c "
+            "WHERE tsv @@ to_tsquery('english', ?) ORDER BY r DESC LIMIT ?",
+            (any_term, project, all_terms, LEXICAL_SCAN, project, list(among or []), any_term, int(n)))
         return {cid: float(score) for cid, score in rows}

@@ -206,11 +206,18 @@ class SQLStore:
                        args)
         return n
 
-    def apply_retention(self, retention_days: float, max_runs: int) -> int:
-        removed = self.forget(older_than_days=retention_days)
+    def apply_retention(self, retention_days: float, max_runs: int, project: str | None = None) -> int:
+        """Drop runs older than `retention_days` and all but the newest `max_runs` (of `project`, when given:
+        a team database holds many projects, each with its own budget)."""
+        removed = self.forget(project=project, older_than_days=retention_days)
+        newest = "SELECT id FROM runs{} ORDER BY created_at DESC, id DESC LIMIT ?"
+        if project:
+            sql = "DELETE FROM runs WHERE project=? AND id NOT IN (" + newest.format(" WHERE project=?") + ")"
+            args: tuple = (project, project, max_runs)
+        else:
+            sql, args = "DELETE FROM runs WHERE id NOT IN (" + newest.format("") + ")", (max_runs,)
         with self._tx():
-            extra = self._exec("DELETE FROM runs WHERE id NOT IN "
-                               "(SELECT id FROM runs ORDER BY created_at DESC, id DESC LIMIT ?)", (max_runs,))
+            extra = self._exec(sql, args)
         return removed + extra
 
     # --- reading ----------------------------------------------------------------------------------------

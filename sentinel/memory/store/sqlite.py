@@ -224,11 +224,12 @@ class SQLiteStore(SQLStore):
             return {}
         q = np.asarray(qvec, dtype=np.float32)
         q = q / (np.linalg.norm(q) or 1.0)
-        sims = matrix @ q
+        sims = np.einsum("ij,j->i", matrix, q)  # no BLAS threads: they spin on a busy machine
         top = np.argpartition(-sims, min(n, len(ids)) - 1)[:n] if len(ids) > n else np.arange(len(ids))
         return {ids[i]: float(sims[i]) for i in top}
 
-    def _lexical_candidates(self, project: str, terms: list[str], n: int) -> dict[str, float]:
+    def _lexical_candidates(self, project: str, terms: list[str], n: int,
+                            among: list[str] | None = None) -> dict[str, float]:
         match = " OR ".join(f'"{t}"' for t in terms)
         rows = self._all("SELECT c.card_id, -bm25(cards_fts) FROM cards_fts JOIN cards c ON c.rowid = cards_fts.rowid "
                          "WHERE cards_fts MATCH ? AND c.project=? ORDER BY bm25(cards_fts) LIMIT ?",
