@@ -160,7 +160,8 @@ def measure(pg, lite, qs, qvecs, k: int = 10) -> dict:
         stores = dict(reversed(list(stores.items())))
     # HNSW recall of the exact top 10 (the SQLite side is an exact scan of the same vectors)
     rec = [len(set(a[:k]) & set(b[:k])) / k for a, b in zip(found["postgres"], found["sqlite"])]
-    out = {key: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(pct(v, 0.95), 2)} for key, v in times.items()}
+    out = {key: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(pct(v, 0.95), 2)}
+           for key, v in times.items()}
     out["hnsw_recall_at_10"] = round(float(np.mean(rec)), 3)
     return out
 
@@ -242,14 +243,14 @@ def main(argv=None) -> int:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as c:
-        c.execute("DROP DATABASE IF EXISTS sentinel_bench")
+        c.execute("DROP DATABASE IF EXISTS sentinel_bench")  # sentinel: ignore[SEN105] - the benchmark's own
         c.execute("CREATE DATABASE sentinel_bench")
     head, _, query = url.partition("?")
     bench_url = head.rsplit("/", 1)[0] + "/sentinel_bench" + (f"?{query}" if query else "")
     pg = PostgresStore.connect(bench_url, wait=60)
     lite_path = work / "cards.sqlite3"
     for suffix in ("", "-wal", "-shm"):
-        Path(str(lite_path) + suffix).unlink(missing_ok=True)
+        Path(str(lite_path) + suffix).unlink(missing_ok=True)  # sentinel: ignore[SEN103] - its own scratch file
     lite = SQLiteStore(str(lite_path), timeout=60)
     embedder = get_embedder(None)
     report: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -280,7 +281,7 @@ def main(argv=None) -> int:
     log(f"writers: {args.writers} x {args.runs}")
     wurl = head.rsplit("/", 1)[0] + "/sentinel_writers" + (f"?{query}" if query else "")
     with psycopg.connect(url, autocommit=True) as c:
-        c.execute("DROP DATABASE IF EXISTS sentinel_writers")
+        c.execute("DROP DATABASE IF EXISTS sentinel_writers")  # sentinel: ignore[SEN105] - the benchmark's own
         c.execute("CREATE DATABASE sentinel_writers")
     PostgresStore.connect(wurl).close()
     wlite = work / "writers.sqlite3"
@@ -319,7 +320,8 @@ def render(r: dict) -> str:
     for name in ("postgres", "sqlite"):
         x = w[name]
         lines.append(f"| {name} | {x['wall_s']} s | {x['write_p50_ms']} / {x['write_p95_ms']} ms | {x['runs']} "
-                     f"({w['expected_runs']}) | {x['findings']} ({w['expected_findings']}) | {x['distinct_run_keys']} |")
+                     f"({w['expected_runs']}) | {x['findings']} ({w['expected_findings']}) | "
+                     f"{x['distinct_run_keys']} |")
     return "\n".join(lines)
 
 

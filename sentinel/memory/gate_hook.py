@@ -163,7 +163,7 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
     from sentinel.memory.store import StoreUnavailable, within
 
     try:
-        patterns, notes, settled = within(store_phase, _deadline(config, git_dir), what="the hypothesis store")
+        patterns, notes, settled = within(store_phase, *_deadline(config, git_dir))
     except StoreUnavailable as exc:
         patterns, notes, settled = None, [f"memory skipped: {exc}"], False
     except Exception as exc:  # a defect in the memory layer must not take the gate's verdict with it
@@ -177,12 +177,17 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
     return verdict
 
 
-def _deadline(config, git_dir) -> float:
-    """The most the store phase may take: a lock or a connection gets HOOK_WAIT, the work a little more."""
+def _deadline(config, git_dir) -> tuple[float, str]:
+    """(the most the store phase may take, what to call the store): a lock or a connection gets the hook's
+    wait, the work a little more."""
     from sentinel.memory.location import store_target
 
-    kind, _ = store_target(config.memory, git_dir)
-    return hook_wait() + (0.5 if kind == "postgres" else 2.0)
+    kind, where = store_target(config.memory, git_dir)
+    if kind == "postgres":
+        from sentinel.memory.dburl import redact_url
+
+        return hook_wait() + 0.5, f"the team database ({redact_url(where)})"
+    return hook_wait() + 2.0, "the hypothesis store"
 
 
 def _open(config, git_dir, root, project):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from abc import ABC, abstractmethod
 from contextlib import contextmanager
 
 from sentinel.memory.signature import signature_id
@@ -33,33 +34,38 @@ def _redact(text: str | None) -> str | None:
     return redact(text)
 
 
-class SQLStore:
+class SQLStore(ABC):
     dialect = "sql"
     migrated_from: int | None = None  # the schema version found when this store was opened, if migrated
 
     # --- provided by a backend --------------------------------------------------------------------
-    @contextmanager
-    def _tx(self):  # pragma: no cover - abstract
-        raise NotImplementedError
-        yield
+    @abstractmethod
+    def _tx(self):
+        """A write transaction (a context manager) that takes the write lock up front."""
+        ...
 
-    def _all(self, sql: str, args=()) -> list[tuple]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _all(self, sql: str, args=()) -> list[tuple]:
+        ...
 
-    def _exec(self, sql: str, args=()) -> int:  # pragma: no cover - abstract
+    @abstractmethod
+    def _exec(self, sql: str, args=()) -> int:
         """Run a statement; the number of rows it changed."""
-        raise NotImplementedError
+        ...
 
-    def _insert(self, sql: str, args=()) -> int:  # pragma: no cover - abstract
+    @abstractmethod
+    def _insert(self, sql: str, args=()) -> int:
         """Run an INSERT; the new row's id."""
-        raise NotImplementedError
+        ...
 
-    def _insert_run(self, sql: str, args) -> int | None:  # pragma: no cover - abstract
+    @abstractmethod
+    def _insert_run(self, sql: str, args) -> int | None:
         """INSERT a run unless its run_key exists; the new id, or None when it existed."""
-        raise NotImplementedError
+        ...
 
-    def close(self) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def close(self) -> None:
+        ...
 
     def _one(self, sql: str, args=()) -> tuple | None:
         rows = self._all(sql, args)
@@ -72,11 +78,12 @@ class SQLStore:
         self.close()
 
     # --- schema ---------------------------------------------------------------------------------------
+    @abstractmethod
     def _version_in_tx(self) -> int:
-        raise NotImplementedError
+        """The schema version, read inside the migration's transaction (after taking any migration lock)."""
 
-    def schema_version(self) -> int:
-        raise NotImplementedError
+    @abstractmethod
+    def schema_version(self) -> int: ...
 
     def migrate(self) -> list[int]:
         """Bring the schema to this Sentinel's version; the versions applied (empty: already current)."""
@@ -224,8 +231,9 @@ class SQLStore:
     def patterns(self, project: str, sig_ids: list[str] | None = None, limit: int = 50,
                  min_changes: int = 1) -> list[Pattern]:
         """Failure patterns of the project, the most widespread (distinct changes) first."""
-        sql = ("SELECT f.sig_id, MIN(f.signature), MIN(f.rule), COUNT(DISTINCT r.change_id), COUNT(DISTINCT r.id), "
-               "MAX(r.last_seen) FROM findings f JOIN runs r ON r.id = f.run_id WHERE r.project=?")
+        sql = ("SELECT f.sig_id, MIN(f.signature), MIN(f.rule), COUNT(DISTINCT r.change_id), "
+               "COUNT(DISTINCT r.id), MAX(r.last_seen) FROM findings f JOIN runs r ON r.id = f.run_id "
+               "WHERE r.project=?")
         args: list = [project]
         if sig_ids is not None:
             if not sig_ids:
@@ -376,11 +384,13 @@ class SQLStore:
             yield {"project": project_, "card_id": card_id, "card": json.loads(body), "search_text": text,
                    "model": model, "vector": self._vector_list(vector), "updated_at": updated}
 
+    @abstractmethod
     def _import_card(self, rec: dict) -> int:
-        raise NotImplementedError
+        """Add one exported card unless the project already has a card with its id."""
 
     def _vector_out(self) -> str:
         return "vector"
 
+    @abstractmethod
     def _vector_list(self, value) -> list[float] | None:
-        raise NotImplementedError
+        """A stored vector as canonical floats (see cards.canonical_vector)."""
