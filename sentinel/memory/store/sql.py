@@ -209,8 +209,8 @@ class SQLStore(ABC):
             where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
             # No WHERE is `memory forget --all` without a project: deleting every run is the command's purpose.
             n = self._exec(f"DELETE FROM runs{where}", args)  # sentinel: ignore[SEN105]
-            self._exec(f"DELETE FROM resolutions{where.replace('created_at', 'resolved_at')}",  # sentinel: ignore[SEN105]
-                       args)
+            rwhere = where.replace("created_at", "resolved_at")
+            self._exec(f"DELETE FROM resolutions{rwhere}", args)  # sentinel: ignore[SEN105]
         return n
 
     def apply_retention(self, retention_days: float, max_runs: int, project: str | None = None) -> int:
