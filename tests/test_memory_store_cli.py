@@ -10,16 +10,15 @@ import os
 import socket
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import _INSTALLED  # the non-editable install's console script
 from tests.pgfixture import new_database, pg_server  # noqa: F401 - the session's server fixture
 
-SENTINEL = str(Path(sys.executable).with_name("sentinel"))
 BARE_EXCEPT = "def {name}():\n    try:\n        {call}()\n    except:\n        pass\n"
 
 
@@ -28,7 +27,7 @@ def run(repo, *args, env=None, timeout=120):
     for k in ("SENTINEL_DATABASE_URL", "SENTINEL_PROJECT", "SENTINEL_CHANGE_REF", "SENTINEL_STORE"):
         if k not in (env or {}):
             full.pop(k, None)
-    return subprocess.run([SENTINEL, *args], cwd=repo.path, capture_output=True, text=True, env=full,
+    return subprocess.run([_INSTALLED["path"], *args], cwd=repo.path, capture_output=True, text=True, env=full,
                           timeout=timeout)
 
 

@@ -13,10 +13,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.conftest import GitRepo
+from tests.conftest import _INSTALLED, GitRepo  # the non-editable install's console script
 from tests.pgfixture import new_database, pg_server  # noqa: F401 - the session's server fixture
 
-SENTINEL = str(Path(sys.executable).with_name("sentinel"))
 
 
 def _git(cwd, *args):
@@ -33,7 +32,7 @@ def _clone(origin: Path, dest: Path) -> Path:
 def _sentinel(cwd, *args, env=None):
     full = {k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_")}
     full.update(env or {})
-    return subprocess.run([SENTINEL, *args], cwd=cwd, capture_output=True, text=True, env=full, timeout=300)
+    return subprocess.run([_INSTALLED["path"], *args], cwd=cwd, capture_output=True, text=True, env=full, timeout=300)
 
 
 def _origin(tmp_path) -> Path:
