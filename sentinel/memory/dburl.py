@@ -14,7 +14,8 @@ _QUERY_SECRET = re.compile(r"(?i)(?P<key>\b(?:password|passwd|pwd|sslpassword|ss
 
 
 def redact_url(url: str) -> str:
-    """`postgresql://user:secret@host/db?password=x` -> `postgresql://user:***@host/db?password=***`."""
+    """The URL with the password of its user part and any password/token parameter replaced by `***`
+    (`postgresql://user:***@host/db?sslpassword=***`)."""
     if not url:
         return url
 

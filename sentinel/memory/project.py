@@ -1,7 +1,8 @@
 """Which project a clone belongs to: clones of one origin are one project, whatever their directory names.
 
 The identity is the normalised URL of the clone's remote (`origin`, else the first remote):
-`git@github.com:Org/Repo.git`, `https://user:token@github.com/org/repo/` and `ssh://git@github.com:22/org/repo`
+`git@github.com:Org/Repo.git`, `https://github.com/org/repo/` with or without credentials, and
+`ssh://git@github.com:22/org/repo`
 are all `github.com/org/repo`; a remote that is a local path is its absolute path. `$SENTINEL_PROJECT` or
 `[tool.sentinel.memory] project` override it; a clone without a remote falls back to its directory name.
 Read from git's config file directly: the hook asks on every recorded run, and a git process costs more.
