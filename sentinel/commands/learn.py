@@ -169,7 +169,14 @@ def _index_current(store, root) -> bool:
     from sentinel.memory.learned_index import learned_index_dir
 
     where = learned_index_dir(root)
-    return where is not None and (where / "meta.json").is_file()
+    if where is None or not (where / "meta.json").is_file():
+        return False
+    # built from the store's current cards? (a team store changes under this clone: other clones learn too)
+    try:
+        sources = json.loads((where / "meta.json").read_text(encoding="utf-8")).get("sources") or []
+    except (OSError, ValueError):
+        return False
+    return f"learned store {store.digest()[:16]}" in sources
 
 
 def _sources(args, root, store, progress):

@@ -200,5 +200,17 @@ def learned_store_path(config_memory, git_dir: str | None) -> str:
 
 
 def open_learned_store(config_memory, git_dir: str | None) -> LearnedCardStore:
-    """The configured backend. A database-url of another scheme is for its backend to claim here (issue 13)."""
+    """The configured backend: the team database (`sentinel.memory.store.cards.LearnedCards` on PostgreSQL +
+    pgvector, scoped to the project's identity) when memory.database-url / $SENTINEL_DATABASE_URL is a
+    postgresql:// URL, else the SQLite file."""
+    from sentinel.memory.location import database_url
+    from sentinel.memory.store import store_kind
+
+    url = database_url(config_memory)
+    if url and store_kind(url) == "postgres":
+        from sentinel.memory.project import project_identity
+        from sentinel.memory.store.cards import open_learned_cards
+
+        root = os.path.dirname(os.path.abspath(git_dir)) if git_dir else None
+        return open_learned_cards(config_memory, git_dir, project_identity(config_memory, root, git_dir))
     return SQLiteLearnedCardStore(learned_store_path(config_memory, git_dir))

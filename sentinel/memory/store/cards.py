@@ -125,6 +125,11 @@ class LearnedCards:
             self.embedder = get_embedder(None)
         return self.embedder
 
+    @property
+    def path(self) -> str:
+        """Where the cards are (a database URL without its password)."""
+        return self.db.describe()
+
     def close(self) -> None:
         self.db.close()
 
