@@ -376,8 +376,8 @@ def test_approximate_cosine_matches_exact(tmp_path, corpus, monkeypatch):
     agree = total = 0
     for c in _sample(corpus, 30):
         q = c["root_cause"][:200]
-        exact = [h.id for h in search(q, k=10, config=Config(), index=idx, exact=True)]
-        approx = [h.id for h in search(q, k=10, config=Config(), index=idx)]
+        exact = [h.id for h in search(q, k=10, config=Config(), index=idx, exact=True, min_score=0)]
+        approx = [h.id for h in search(q, k=10, config=Config(), index=idx, min_score=0)]
         agree += len(set(exact) & set(approx))
         total += len(exact)
         assert approx[0] == exact[0]

@@ -88,8 +88,12 @@ class Card(_Strict):
     quality: Quality
 
     def index_text(self) -> str:
-        """The text the embedder sees: the index layer only (the resolution layer would dilute the symptom)."""
-        parts = [self.problem_summary, "; ".join(self.signals), ", ".join(self.tags.components)]
+        """The text the embedder sees: the index layer only (the resolution layer would dilute the symptom).
+        The deterministic standardiser's template words carry no meaning and are left out of the vector."""
+        summary = self.problem_summary
+        if self.quality.standardiser == "deterministic":
+            summary = _TEMPLATE_WORDS.sub(" ", summary)
+        parts = [summary, "; ".join(self.signals), ", ".join(self.tags.components)]
         if self.tags.exceptions:
             parts.append(", ".join(self.tags.exceptions))
         if self.tags.mechanisms:
@@ -116,6 +120,11 @@ class Card(_Strict):
 # The checklist (docs/card-format.md). Each rule adds problems of the form "field: what is wrong".
 
 ID_RE = re.compile(r"^[a-z0-9-]+$")
+# the fixed phrases of sentinel.memory.learn.standardise's summary template
+_TEMPLATE_WORDS = re.compile(r"\b(?:Incorrect behaviour|An unexpected|A regression|A spurious or missing|"
+                             r"A misleading error report|A hang or endless loop|A resource leak|"
+                             r"Needlessly slow or memory-hungry behaviour|in the|component around|component|"
+                             r"involving|Likely mechanism)\b")
 RULE_CODE_RE = re.compile(r"^SEN\d{3}$")
 # 7+ hex characters mixing digits and letters: a commit hash. Pure numbers ("1048576") and words made of
 # a-f letters only ("defaced") are not hashes.

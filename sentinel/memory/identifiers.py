@@ -28,6 +28,7 @@ super property staticmethod classmethod range open next iter map filter sorted r
 any all repr hash format kwargs args init new call test tests main setup utils util helper helpers value values
 key keys item items name names data result results obj func function method module path paths file files
 error errors exception warning traceback todo fixme http https www com org github issue issues pull
+thanks note see fixes fixed
 """.split())
 
 
@@ -46,8 +47,10 @@ def is_codeish(word: str) -> bool:
 
 
 def _keep(name: str) -> bool:
+    from sentinel.memory.text import STOP_WORDS
+
     low = name.lower()
-    return len(name) >= 3 and low not in COMMON and not low.isdigit()
+    return len(name) >= 3 and low not in COMMON and low not in STOP_WORDS and not low.isdigit()
 
 
 def from_text(text: str, limit: int = 20) -> list[str]:
@@ -72,6 +75,8 @@ def from_text(text: str, limit: int = 20) -> list[str]:
         if re.fullmatch(r"(?:e\.g|i\.e|etc|vs)", dotted.lower()) or re.search(r"\.(?:py|rst|md|txt|cfg|toml|"
                                                                                 r"ini|json|ya?ml)$", dotted):
             continue
+        if re.search(r"\.(?:com|org|net|io|ci|dev|app|edu|gov|co|uk)$", dotted.lower()):
+            continue  # a domain name (pre-commit.ci, users.noreply.github.com), not code
         add(dotted)
     for m in _CALL.finditer(text):
         add(m.group(1))
