@@ -144,6 +144,13 @@ def history_split(root: str, name: str, until: str, since: str | None = None, ta
     return before, files, res, queries, learn_s
 
 
+def auto_cutoff(root: str, share: float = 0.2) -> str:
+    """The date that leaves the newest `share` of the non-merge commits for queries."""
+    out = subprocess.run(["git", "log", "--no-merges", "--format=%aI"], cwd=root, capture_output=True, text=True,
+                         check=True).stdout.split()
+    return out[int(len(out) * share)]
+
+
 def cmd_time_split(args) -> int:
     from sentinel.memory.text import tokenize
 
@@ -151,6 +158,8 @@ def cmd_time_split(args) -> int:
     if not Path(root).exists():
         print(f"time split skipped: {root} not found")
         return 0
+    if args.until == "auto":
+        args.until = auto_cutoff(root)
     before, files, res, queries, learn_s = history_split(root, args.name, args.until, args.since, args.tau)
     cards = res.cards
     with tempfile.TemporaryDirectory() as tmp:
@@ -340,7 +349,7 @@ def main() -> int:
     p = sub.add_parser("time-split")
     p.add_argument("--repo", required=True)
     p.add_argument("--name", required=True)
-    p.add_argument("--until", required=True)
+    p.add_argument("--until", required=True, help="a date, or auto: the newest 20%% of commits are the queries")
     p.add_argument("--since")
     p.add_argument("--tau", type=float, default=0.2)
     p.add_argument("-k", type=int, default=3)

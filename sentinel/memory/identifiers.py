@@ -8,6 +8,7 @@ them) and matched exactly, lower-cased. Pure Python, cheap to import.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # code-shaped words: snake_case, CamelCase with an inner capital, dunder names, dotted paths, call syntax
 _BACKTICK = re.compile(r"`+([^`\n]{2,80})`+")
@@ -32,13 +33,18 @@ thanks note see fixes fixed
 """.split())
 
 
-def split_words(identifier: str) -> list[str]:
-    """snake_case and CamelCase parts, lower-cased: `getResponseHeader` -> get, response, header."""
+@lru_cache(maxsize=100_000)
+def _split_words(identifier: str) -> tuple[str, ...]:
     parts = re.split(r"[_.\-]+", identifier)
     out: list[str] = []
     for p in parts:
         out += [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", p)]
-    return [w for w in out if w]
+    return tuple(w for w in out if w)
+
+
+def split_words(identifier: str) -> list[str]:
+    """snake_case and CamelCase parts, lower-cased: `getResponseHeader` -> get, response, header."""
+    return list(_split_words(identifier))
 
 
 def is_codeish(word: str) -> bool:

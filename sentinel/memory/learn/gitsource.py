@@ -97,9 +97,14 @@ def list_commits(root: str, rev: str = "HEAD", since: str | None = None, until: 
     return commits
 
 
+MAX_CHANGED_LINES = 4_000  # a commit changing more lines than this is a mass change, not one fix
+
+
 def preselect(c: CommitMeta) -> list[str]:
     """Reasons this commit may be a fix, from its message and file list alone (empty: not a candidate)."""
     reasons = []
+    if sum(max(a, 0) + max(r, 0) for _, a, r in c.files) > MAX_CHANGED_LINES:
+        return []
     subject = c.subject
     roles = [role(p) for p, _, _ in c.files]
     if any(r == "fragment" and not NOT_BUG_FRAGMENT.search(p) for (p, _, _), r in zip(c.files, roles)):

@@ -78,15 +78,14 @@ def formatting_only(diff: str) -> bool:
 
 def code_terms(cand: Candidate) -> set[str]:
     """Words of the changed code: hunk lines and headers, file paths; identifiers split into their words."""
-    terms: set[str] = set()
+    words: set[str] = set()
     for f in cand.role_files("source"):
-        pieces = [f.path.replace("/", " ").replace(".", " ")]
-        pieces += _changed_lines(f.diff)
-        for piece in pieces:
-            for w in _WORD.findall(piece):
-                low = w.lower()
-                terms.add(low)
-                terms.update(split_words(w))
+        words.update(_WORD.findall(f.path.replace("/", " ").replace(".", " ")))
+        words.update(_WORD.findall("\n".join(_changed_lines(f.diff))))
+    terms: set[str] = set()
+    for w in words:
+        terms.add(w.lower())
+        terms.update(split_words(w))
     return {t for word in terms for t in tokenize(word)}
 
 
