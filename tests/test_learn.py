@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +18,7 @@ from sentinel.memory.learn.qc import copied_runs, qc
 from sentinel.memory.learn.standardise import standardise
 from sentinel.memory.learned_store import LearnRun, SQLiteLearnedCardStore
 
-SENTINEL = str(Path(sys.executable).parent / "sentinel")
+from tests.conftest import _INSTALLED  # the non-editable install's console script (built once per session)
 
 CART_V1 = '''\
 from decimal import Decimal
@@ -46,7 +44,7 @@ class Cart:
 def run_cli(repo, *args, env=None):
     full = {**os.environ, **(env or {})}
     full.pop("SENTINEL_LEARNED_STORE", None)
-    return subprocess.run([SENTINEL, *args], cwd=repo.path, capture_output=True, text=True, env=full)
+    return subprocess.run([_INSTALLED["path"], *args], cwd=repo.path, capture_output=True, text=True, env=full)
 
 
 def commit(repo, message, files: dict[str, str]):
@@ -201,7 +199,7 @@ def test_unrelated_query_shows_nothing(history):
 
 
 def test_learn_out_of_repository_needs_out(tmp_path):
-    proc = subprocess.run([SENTINEL, "memory", "learn"], cwd=tmp_path, capture_output=True, text=True)
+    proc = subprocess.run([_INSTALLED["path"], "memory", "learn"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 2 and "not in a git repository" in proc.stderr
 
 
