@@ -2,7 +2,7 @@
 
 Sources of cards, in build order:
   1. the reviewed corpus: memory/cards/*.jsonl in a source checkout, else the cards shipped with the index
-     (sentinel/data/memory/cards.jsonl) so an installed Sentinel can rebuild with extra cards;
+     (sentinel/data/memory/cards.bin) so an installed Sentinel can rebuild with extra cards;
   2. config.memory.extra_cards: paths (files or directories of *.jsonl) relative to the project root, typically
      written by `sentinel memory import`.
 """
@@ -51,7 +51,7 @@ def in_source_tree() -> bool:
 def default_card_files() -> list[Path]:
     if in_source_tree():
         return sorted(SOURCE_CARDS_DIR.glob("*.jsonl"))
-    shipped = SHIPPED_INDEX_DIR / "cards.jsonl"
+    shipped = SHIPPED_INDEX_DIR / "cards.bin"
     return [shipped] if shipped.is_file() else []
 
 
@@ -72,6 +72,13 @@ def expand_paths(paths: list[str | Path], root: str | Path | None = None) -> lis
 def read_jsonl(path: Path) -> list[Entry]:
     from sentinel.errors import InputError
 
+    if path.suffix == ".bin":  # the cards shipped inside a built index
+        from sentinel.memory.index import iter_card_file
+
+        try:
+            return [Entry(str(path), n, raw=card) for n, card in enumerate(iter_card_file(path), 1)]
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read card file {path}: {exc}") from None
     try:
         data = path.read_bytes()
     except OSError as exc:

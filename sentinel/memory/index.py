@@ -4,8 +4,9 @@ Layout of an index directory (all written by build_index; numpy arrays are loade
 index costs a few file reads, not a parse of the corpus):
 
     meta.json            format, build date, embedder name and dims, counts, BM25 parameters, corpus digest
-    cards.jsonl          the cards themselves, one per line, in index order (browse reads single lines)
-    offsets.npy          int64 byte offset of each line of cards.jsonl, plus the end
+    cards.bin            the cards themselves in index order, each its canonical JSON line compressed on its own
+                         (zlib), so browse decompresses single cards and the shipped index stays small
+    offsets.npy          int64 byte offset of each card in cards.bin, plus the end
     ids.txt              card ids in index order (read only by show())
     vectors.npy          float32 (n, dim) L2-normalised vectors of the default embedder (absent: lexical only),
                          rotated onto the corpus's principal axes (rotation.npy; cosines are unchanged)
@@ -50,7 +51,8 @@ import numpy as np
 from sentinel.memory.corpus import SHIPPED_INDEX_DIR
 from sentinel.memory.text import tokenize
 
-FORMAT = 2
+FORMAT = 3
+CARDS_FILE = "cards.bin"
 APPROX_MIN_CARDS = 30_000
 HEAD_DIMS = 48
 RERANK = 2000
@@ -182,12 +184,15 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
     # cards + offsets: canonical JSON (sorted keys) so identical corpora give identical bytes
     offsets = np.zeros(n + 1, dtype=np.int64)
     digest = hashlib.sha256()
-    with open(tmp / "cards.jsonl", "wb") as fh:
+    import zlib
+
+    with open(tmp / CARDS_FILE, "wb") as fh:
         for i, card in enumerate(cards):
             line = _canonical(card)
-            fh.write(line)
+            blob = zlib.compress(line, 9)
+            fh.write(blob)
             digest.update(line)
-            offsets[i + 1] = offsets[i] + len(line)
+            offsets[i + 1] = offsets[i] + len(blob)
     np.save(tmp / "offsets.npy", offsets)
     (tmp / "ids.txt").write_text("".join(f"{c.id}\n" for c in typed), encoding="utf-8")
     lap("cards")
@@ -452,20 +457,20 @@ class MemoryIndex:
         return self.cards([row])[0]
 
     def cards(self, rows: list[int]) -> list[dict]:
-        """Cards by row, read line by line from cards.jsonl (one open, one seek per card)."""
+        """Cards by row from cards.bin (one open, one seek and one decompression per card)."""
+        import zlib
+
         offsets = self._npy("offsets")
         out = []
-        with open(self.path / "cards.jsonl", "rb") as fh:
+        with open(self.path / CARDS_FILE, "rb") as fh:
             for row in rows:
                 start, end = int(offsets[row]), int(offsets[row + 1])
                 fh.seek(start)
-                out.append(json.loads(fh.read(end - start)))
+                out.append(json.loads(zlib.decompress(fh.read(end - start))))
         return out
 
     def iter_cards(self):
-        with open(self.path / "cards.jsonl", encoding="utf-8") as fh:
-            for line in fh:
-                yield json.loads(line)
+        yield from iter_card_file(self.path / CARDS_FILE)
 
     # -- scoring -------------------------------------------------------------------------------------------------
 
@@ -522,6 +527,18 @@ class MemoryIndex:
             sel[self.facet_rows(key)] = True
             mask = sel if mask is None else (mask & sel)
         return mask
+
+
+def iter_card_file(path: str | Path):
+    """The cards of an index's cards.bin, in order (the offsets beside it say where each one ends)."""
+    import zlib
+
+    path = Path(path)
+    offsets = np.load(path.with_name("offsets.npy"))
+    with open(path, "rb") as fh:
+        data = fh.read()
+    for i in range(len(offsets) - 1):
+        yield json.loads(zlib.decompress(data[int(offsets[i]):int(offsets[i + 1])]))
 
 
 _INDEXES: dict[str, MemoryIndex] = {}
