@@ -419,6 +419,7 @@ class _Handler(BaseHTTPRequestHandler):
                 st.review_comments.setdefault(n, []).append({
                     "id": cid, "node_id": f"PRRC_{cid}", "pull_request_review_id": rid, "path": c["path"],
                     "line": c["line"], "original_line": c["line"], "side": "RIGHT", "position": 1,
+                    "start_line": c.get("start_line"), "start_side": c.get("start_side"),
                     "commit_id": body.get("commit_id"), "original_commit_id": body.get("commit_id"),
                     "user": st.actor(), "body": c["body"], "diff_hunk": "@@",
                     "url": f"{st.base_url}/repos/{repo}/pulls/comments/{cid}",

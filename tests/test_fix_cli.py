@@ -105,7 +105,7 @@ def test_fix_on_a_commit_range_and_a_clean_change(repo):
 def test_usage_errors_and_the_pointer_to_fix(repo):
     staged_loader(repo)
     alone = run(repo, "check", "--unsafe-fixes")
-    assert alone.returncode == 2 and "--unsafe-fixes applies with --fix or --diff-fixes" in alone.stderr
+    assert alone.returncode == 2 and "--unsafe-fixes applies with --fix, --diff-fixes or --format sarif" in alone.stderr
     plain = run(repo, "check", "--no-memory")
     assert plain.returncode == 1 and "2 finding(s) have a safe fix" in plain.stderr
     as_json = run(repo, "check", "--no-memory", "--format", "json")

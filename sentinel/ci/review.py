@@ -39,7 +39,7 @@ def on_changed_lines(verdict: Verdict, changeset) -> list[tuple[Finding, str]]:
     return out
 
 
-def comment_body(f: Finding, fp: str) -> str:
+def comment_body(f: Finding, fp: str, suggestion=None) -> str:
     from sentinel.ci.github_api import FINDING_PREFIX
     from sentinel.report.markdown import code, escape, rule_link
 
@@ -50,7 +50,18 @@ def comment_body(f: Finding, fp: str) -> str:
         lines.append(f"\n{snippet}")
     if f.hint:
         lines.append(f"\n<sub>hint: {escape(f.hint)}</sub>")
+    if suggestion is not None:  # a safe fix GitHub can commit (sentinel.fix.export.suggestion)
+        lines.append(f"\nSentinel can fix this: {escape(suggestion.description)}\n\n{suggestion.block}")
     return "\n".join(lines)
+
+
+def _suggestion_for(f: Finding, suggestions: dict | None, changeset):
+    """The fix suggestion of a finding when every line it replaces is part of the PR's diff."""
+    s = (suggestions or {}).get(id(f))
+    fc = changeset.file(f.path) if s is not None else None
+    if fc is None or not all(n in fc.added or fc.in_hunks(n) for n in range(s.start_line, s.line + 1)):
+        return None
+    return s
 
 
 def _resolved_body(old: str, sha: str) -> str:
@@ -59,8 +70,10 @@ def _resolved_body(old: str, sha: str) -> str:
     return f"{marker}\n{RESOLVED}\n\u2705 Resolved at <code>{sha[:7]}</code>: ~~{first}~~"
 
 
-def sync(api, number: int, sha: str, verdict: Verdict, changeset, cap: int) -> str:
-    """Bring our inline comments in line with this run; returns what was done, for the run notes."""
+def sync(api, number: int, sha: str, verdict: Verdict, changeset, cap: int, suggestions: dict | None = None) -> str:
+    """Bring our inline comments in line with this run; returns what was done, for the run notes.
+    ``suggestions``: id(finding) -> a fix suggestion, attached to the finding's comment (which then spans the
+    lines the fix replaces)."""
     eligible = on_changed_lines(verdict, changeset)
     existing = api.our_review_comments(number)
     current = {fp: f for f, fp in eligible}
@@ -70,15 +83,19 @@ def sync(api, number: int, sha: str, verdict: Verdict, changeset, cap: int) -> s
     new: list[dict] = []
     updated = resolved = reposted = 0
     for f, fp in eligible:
-        body = comment_body(f, fp)
+        s = _suggestion_for(f, suggestions, changeset)
+        body = comment_body(f, fp, s)
+        anchor = {"path": f.path, "line": s.line if s else f.line, "side": "RIGHT", "body": body}
+        if s is not None and s.start_line < s.line:
+            anchor.update(start_line=s.start_line, start_side="RIGHT")
         c = existing.get(fp)
         if c is None:
             if not green and len(new) < room:
-                new.append({"path": f.path, "line": f.line, "side": "RIGHT", "body": body})
+                new.append(anchor)
             continue
-        if c.line != f.line or c.path != f.path:  # the code moved, or GitHub marked the comment outdated
+        if c.line != anchor["line"] or c.path != f.path:  # the code moved, or GitHub marked the comment outdated
             api.delete_review_comment(c)
-            new.append({"path": f.path, "line": f.line, "side": "RIGHT", "body": body})
+            new.append(anchor)
             reposted += 1
         elif (c.body or "") != body:
             api.edit_review_comment(c, body)

@@ -244,12 +244,13 @@ class CiRun:
         self.notes.add(f"comment: {'created' if res.created else 'updated'}", url=res.url)
         return res.url
 
-    def post_review(self, verdict: Verdict, change: Change) -> None:
+    def post_review(self, verdict: Verdict, change: Change, config=None) -> None:
         if not self.inp.review_comments or not self.ev.is_pr or not self.ev.head_sha:
             return
+        suggestions = _suggestions(change, config, verdict, self.notes) if config is not None else None
         try:
             outcome = review.sync(self.api(), self.ev.pr_number, self.ev.head_sha, verdict, change.changeset,
-                                  self.inp.review_comments)
+                                  self.inp.review_comments, suggestions)
         except ApiProblem as exc:
             self.notes.add(f"review: inline comments not posted: {exc}")
             return
@@ -290,6 +291,18 @@ class PatchedChange(Change):
             after = apply_diff(before, fc)
             out[p] = None if after is None else ("\n".join(after) + "\n").encode("utf-8", "surrogateescape")
         return out
+
+
+def _suggestions(change, config, verdict: Verdict, notes: Notes) -> dict | None:
+    """Safe fixes as GitHub suggestions, for the inline comments (the PR's head content, as checked)."""
+    if verdict.passed or not verdict.findings:
+        return None
+    try:
+        from sentinel.fix import export, planner
+        return export.suggestions(planner.plan(change, verdict.findings, config, require_worktree=False))
+    except Exception as exc:  # noqa: BLE001 - a comment without a suggestion is still a comment
+        notes.add(f"review: fix suggestions left out: {type(exc).__name__}: {exc}")
+        return None
 
 
 def _checks_phrase(verdict: Verdict) -> str:
@@ -415,7 +428,7 @@ def run(event_path: str | None = None, env: dict | None = None) -> int:
             notes.lines.append(f"annotations: {left_out} finding(s) beyond GitHub's 10-per-severity cap "
                                "are listed only here")
     comment_url = ci.post_comment(verdict)
-    ci.post_review(verdict, change)
+    ci.post_review(verdict, change, config)
 
     summary = _summary(verdict, notes)
     if not append_summary(env.get("GITHUB_STEP_SUMMARY"), summary):

@@ -153,8 +153,8 @@ def cmd_check(args) -> int:
         filter_mode=FilterMode(args.filter_mode) if args.filter_mode else None,
         extra_banned=args.ban, task=read_text_arg(args.task), message=read_text_arg(args.message),
         use_baseline=not args.no_baseline, extra=extra, jobs=args.jobs)
-    if args.unsafe_fixes and not (args.fix or args.diff_fixes):
-        raise InputError("--unsafe-fixes applies with --fix or --diff-fixes")
+    if args.unsafe_fixes and not (args.fix or args.diff_fixes or args.format == "sarif"):
+        raise InputError("--unsafe-fixes applies with --fix, --diff-fixes or --format sarif")
     verdict = engine.run(change, config, opts)
     written: list[str] = []
     if args.fix or args.diff_fixes:
@@ -168,13 +168,28 @@ def cmd_check(args) -> int:
         verdict = fix_cli.without_fixed(verdict, plan, written)
     if not args.no_memory and config.memory.enabled:
         verdict = _remember(change, config, verdict)
-    _emit(verdict, args, change.changeset.root or os.getcwd(), change.changeset)
+    fixes = _sarif_fixes(change, config, verdict, args) if args.format == "sarif" and not args.statistics else None
+    _emit(verdict, args, change.changeset.root or os.getcwd(), change.changeset, fixes)
     code = exit_code(verdict, args)
     if written:
         return 2 if code == 2 else 1  # files changed: the commit stops so they can be reviewed and re-staged
     if not args.fix:
         _fixable_note(verdict, args)
     return code
+
+
+def _sarif_fixes(change, config, verdict, args) -> dict | None:
+    """SARIF `fixes` for the findings that have one (safe ones; unsafe too with --unsafe-fixes), describing the
+    checked content. A failure here costs the report its fixes, never the report."""
+    if not verdict.findings:
+        return None
+    try:
+        from sentinel.fix import export, planner
+        plan = planner.plan(change, verdict.findings, config, unsafe=args.unsafe_fixes, require_worktree=False)
+        return export.sarif_fixes(plan)
+    except Exception as exc:  # noqa: BLE001 - the report matters more than its fixes
+        sys.stderr.write(f"sentinel: SARIF fixes left out: {type(exc).__name__}: {exc}\n")
+        return None
 
 
 def _fixable_note(verdict, args) -> None:
@@ -214,7 +229,7 @@ def _remember(change, config, verdict):
     return gate_hook.after_run(change, config, verdict)
 
 
-def _emit(verdict, args, root: str | None = None, changeset=None) -> None:
+def _emit(verdict, args, root: str | None = None, changeset=None, fixes: dict | None = None) -> None:
     from sentinel.checks import rule_index
     from sentinel.report import render
     fmt = args.format
@@ -231,6 +246,7 @@ def _emit(verdict, args, root: str | None = None, changeset=None) -> None:
             kwargs["rules"] = rule_index()
             kwargs["root"] = root
             kwargs["locator"] = Locator(changeset.files if changeset is not None else None, root)
+            kwargs["fixes"] = fixes
         text = render(verdict, fmt, **kwargs)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:

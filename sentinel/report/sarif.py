@@ -158,7 +158,8 @@ def _notifications(verdict: Verdict) -> list[dict]:
 
 
 def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None,
-            locator: Locator | None = None) -> dict:
+            locator: Locator | None = None, fixes: dict | None = None) -> dict:
+    """``fixes``: id(finding) -> SARIF fix objects for its result (sentinel.fix.export.sarif_fixes)."""
     from sentinel import __version__
 
     locator = locator or Locator(None, root)
@@ -179,6 +180,8 @@ def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None
             unplaced.append(f)
             continue
         results.append(_result(f, index[f.rule], place, fp))
+        if fixes and id(f) in fixes and not place.anchored:
+            results[-1]["fixes"] = fixes[id(f)]
     for f in unplaced:
         notes.append(_notification(f"{f.rule} ({f.check}) has no file of the repository to point at: "
                                    f"{redact(f.message)}", level(f.severity), "sentinel/unplaced-finding"))
@@ -207,12 +210,12 @@ def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None
 
 
 def render(verdict: Verdict, rules: dict | None = None, root: str | None = None, locator: Locator | None = None,
-           **_) -> str:
+           fixes: dict | None = None, **_) -> str:
     if rules is None:
         rules = _all_rules()
     # Pretty-printing forces the pure-Python encoder (~20x slower); big logs are written compact.
     indent = 2 if len(verdict.findings) <= PRETTY_MAX_FINDINGS else None
-    return json.dumps(to_dict(verdict, rules, root, locator), indent=indent, ensure_ascii=False) + "\n"
+    return json.dumps(to_dict(verdict, rules, root, locator, fixes), indent=indent, ensure_ascii=False) + "\n"
 
 
 def _all_rules() -> dict:

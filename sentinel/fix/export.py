@@ -1,0 +1,85 @@
+"""Fixes in other tools' shapes: SARIF ``fixes`` and GitHub review suggestion blocks.
+
+Both describe one fix alone against the content that was checked (``Fix.edits``), so a viewer can offer
+each one independently. Built from a :class:`~sentinel.fix.model.Plan` made with
+``require_worktree=False``: a report describes the checked content, whatever the working tree holds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from urllib.parse import quote
+
+from sentinel.fix.context import body_and_ending, lines_of
+from sentinel.fix.model import Edit, Fix, Plan
+from sentinel.record import Record
+
+_BACKTICKS = re.compile(r"`{3,}")
+
+
+def _uri(path: str) -> str:
+    return quote(path.replace(os.sep, "/").lstrip("/"), safe="/-._~!$&'()*+,;=@")
+
+
+def _region(edit: Edit, lines: list[str]) -> dict:
+    """The replaced lines as a SARIF region (columns in code points, line endings included)."""
+    first, last = edit.first_line, edit.last_line
+    if last < first:  # an insertion before line `first`: an empty region at its start
+        if first <= len(lines):
+            return {"startLine": first, "startColumn": 1, "endLine": first, "endColumn": 1}
+        end = len(lines[-1]) + 1 if lines else 1
+        return {"startLine": max(len(lines), 1), "startColumn": end, "endLine": max(len(lines), 1), "endColumn": end}
+    if last < len(lines):
+        return {"startLine": first, "startColumn": 1, "endLine": last + 1, "endColumn": 1}
+    return {"startLine": first, "startColumn": 1, "endLine": last, "endColumn": len(lines[last - 1]) + 1}
+
+
+def sarif_fix(fix: Fix, path: str, before: str) -> dict:
+    lines = lines_of(before)
+    replacements = [{"deletedRegion": _region(e, lines), "insertedContent": {"text": e.text}} for e in fix.edits]
+    text = fix.description + (" [unsafe: review before applying]" if fix.safety == "unsafe" else "")
+    return {"description": {"text": text},
+            "artifactChanges": [{"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"},
+                                 "replacements": replacements}]}
+
+
+def sarif_fixes(plan: Plan) -> dict[int, list[dict]]:
+    """id(finding) -> the SARIF ``fixes`` of its result."""
+    return {id(fx.finding): [sarif_fix(fx, fp.path, fp.before)] for fp in plan.files for fx in fp.fixes}
+
+
+class Suggestion(Record):
+    """A GitHub review suggestion: comment on lines start_line..line (RIGHT side) with this body part."""
+
+    start_line: int
+    line: int
+    block: str  # the ```suggestion fenced block
+    description: str = ""
+
+
+def suggestion(fix: Fix) -> Suggestion | None:
+    """The fix as a suggestion GitHub can commit, when it is one replacement of whole lines that covers the
+    finding's line (a suggestion replaces exactly the lines its comment is on)."""
+    if len(fix.edits) != 1:
+        return None
+    edit = fix.edits[0]
+    line = fix.finding.line or 0
+    if edit.last_line < edit.first_line or not edit.first_line <= line <= edit.last_line:
+        return None
+    new = "".join(body_and_ending(ln)[0] + "\n" for ln in lines_of(edit.text))
+    longest = max((len(m) for m in _BACKTICKS.findall(new)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return Suggestion(start_line=edit.first_line, line=edit.last_line, block=f"{fence}suggestion\n{new}{fence}",
+                      description=fix.description)
+
+
+def suggestions(plan: Plan) -> dict[int, Suggestion]:
+    """id(finding) -> its suggestion, for every fixed finding that has one."""
+    out = {}
+    for fp in plan.files:
+        for fx in fp.fixes:
+            s = suggestion(fx)
+            if s is not None:
+                out[id(fx.finding)] = s
+    return out
