@@ -271,10 +271,12 @@ def find_config(root: str, files: dict[str, bytes | None] | None = None) -> tupl
 
 def validate(raw: dict, origin: str) -> Config:
     """Validate a raw table with pydantic; errors name the key and the file."""
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
+
+    from sentinel.record_schema import adapter
 
     try:
-        cfg = TypeAdapter(Config).validate_python(_normalize_keys(raw))
+        cfg = adapter(Config).validate_python(_normalize_keys(raw))
     except ValidationError as exc:
         problems = []
         for err in exc.errors():

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import time
 
+from sentinel import roles as roles_mod
 from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
 from sentinel.checks.base import ChangeContext, FileContext
 from sentinel.config import Config
 from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity, Verdict
 from sentinel.record import Record, factory
 from sentinel.sources import Change
-from sentinel import roles as roles_mod
 from sentinel.suppress import is_suppressed
 
 DEFAULT_BASELINE = ".sentinel-baseline.json"

@@ -6,7 +6,7 @@ them (models, config, rules...) — a third of a 100 ms budget before any work i
 :class:`Record` is declared the same way (annotated fields, defaults as class attributes,
 ``factory(list)`` for mutable defaults) and shares one generic ``__init__``, ``__repr__`` and
 ``__eq__``. Pydantic validates records at the boundaries (config files, JSON reports) through
-``__get_pydantic_core_schema__`` (see :mod:`sentinel.record_schema`), imported only there.
+:func:`sentinel.record_schema.adapter`, which is imported only there; this module does not know pydantic.
 
     class Hunk(Record):
         start: int
@@ -95,11 +95,6 @@ class Record:
     def __hash__(self) -> int:
         return hash((self.__class__, *(getattr(self, n) for n in self._fields)))
 
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> object:
-        from sentinel.record_schema import core_schema_for
-
-        return core_schema_for(cls, handler)
 
 
 def _refuse_set(self: Record, name: str, value: object) -> None:

@@ -12,7 +12,7 @@ import types
 from contextlib import closing
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from sentinel import engine, parallel
 from sentinel.checks import CHECK_MODULES
@@ -21,6 +21,7 @@ from sentinel.config import Config, JailConfig, from_plain, load_config, to_plai
 from sentinel.diffparse import parse_diff, split_at_files
 from sentinel.models import Finding, Severity
 from sentinel.record import Record, factory
+from sentinel.record_schema import adapter as TypeAdapter
 from sentinel.rules import Rule
 from sentinel.sources import Change
 from tests.conftest import new_file_diff

@@ -17,13 +17,13 @@ import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import TypeAdapter
 from referencing import Registry
 from referencing.exceptions import NoSuchResource
 
 from sentinel.baseline import fingerprint
 from sentinel.models import (CheckResult, CheckStatus, Finding, NotChecked, RecallGroup, RecurringPattern, Severity,
                              SimilarFix, Verdict)
+from sentinel.record_schema import adapter as TypeAdapter
 from sentinel.report import github, jsonfmt, markdown, render, sarif, terminal
 from sentinel.rules import Rule
 from tests.conftest import PROJECT, gate_new_file

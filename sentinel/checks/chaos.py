@@ -15,6 +15,7 @@ import ast
 import re
 import weakref
 
+from sentinel import roles
 from sentinel.checks.base import FileContext, parent_map
 from sentinel.checks.secrets import (
     NOT_SECRET,
@@ -33,7 +34,6 @@ from sentinel.checks.secrets import (
 from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
 from sentinel.lazyre import lazy_compile
 from sentinel.models import FileStatus, FilterMode, Finding, Severity
-from sentinel import roles
 from sentinel.roles import CI, TEST
 from sentinel.rules import EVERYWHERE, INFO, OFF, QUALITY_ROLES, SECURITY_ROLES, Rule
 

@@ -83,10 +83,10 @@ def render(verdict: Verdict, **_) -> str:
 
 def from_json(text: str) -> Verdict:
     """Parse and validate a JSON report back into a Verdict (extra report-only keys are ignored)."""
-    from pydantic import TypeAdapter
+    from sentinel.record_schema import adapter
 
     data = json.loads(text)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version != SCHEMA_VERSION:
         raise ValueError(f"unsupported sentinel report schema_version {version!r} (expected {SCHEMA_VERSION})")
-    return TypeAdapter(Verdict).validate_python(data)
+    return adapter(Verdict).validate_python(data)
