@@ -13,6 +13,7 @@ from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
 from sentinel.checks.base import ChangeContext, FileContext
 from sentinel.config import Config
 from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity, Verdict
+from sentinel.moved import MovedCode
 from sentinel.record import Record, factory
 from sentinel.sources import Change
 from sentinel.suppress import is_suppressed
@@ -293,6 +294,7 @@ def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], confi
     kept: list[Finding] = []
     suppressed = 0
     rules = _RuleLookup()
+    moved = None
     for f in findings:
         ctx = by_path.get(f.path)
         if ctx is not None and mode is not FilterMode.NOFILTER and not ctx.selected(f.line):
@@ -307,6 +309,13 @@ def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], confi
             severity = None if override == "off" else (Severity(override) if override else f.severity)
         if severity is None:
             continue
+        if severity is not Severity.INFO and ctx is not None and not getattr(rule, "security", False) \
+                and not f.message.endswith(_MOVED_NOTE):
+            if moved is None:
+                moved = MovedCode([c.change for c in by_path.values()])
+            if moved.is_moved(ctx.change, f.line):
+                severity = Severity.INFO  # the change moved this code; it did not write it
+                f.message += _MOVED_NOTE
         f.severity = severity
         if _ignored_by_path(f, config):
             continue
@@ -315,6 +324,9 @@ def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], confi
             continue
         kept.append(f)
     return kept, suppressed
+
+
+_MOVED_NOTE = " (moved code: the change removed these lines elsewhere)"
 
 
 class _RuleLookup:

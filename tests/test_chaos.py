@@ -420,3 +420,43 @@ def test_best_effort_broad_handlers_are_warnings(name, src):
 def test_swallowing_the_main_work_still_blocks(name, src):
     [f] = [f for f in gate_new_file("app.py", src).findings if f.rule == "SEN302"]
     assert f.severity.value == "error", name
+
+
+def test_a_bare_except_that_reraises_swallows_nothing():
+    src = "def probe(conn):\n    try:\n        v = conn.fetch()\n    except:\n        raise\n    else:\n        return v\n"
+    assert [f.severity.value for f in gate_new_file("app.py", src).findings if f.rule == "SEN301"] == ["warning"]
+    src = "def probe(conn):\n    try:\n        return conn.fetch()\n    except:\n        if retry:\n            return None\n        raise\n"
+    assert [f.severity.value for f in gate_new_file("app.py", src).findings if f.rule == "SEN301"] == ["error"]
+
+
+def test_swallowing_inside_a_repr_is_best_effort():
+    src = ("def generic_repr(obj, names):\n    out = []\n    for n in names:\n        try:\n"
+           "            out.append(f'{n}={getattr(obj, n)!r}')\n        except Exception:\n            pass\n"
+           "    return ', '.join(out)\n")
+    assert [f.severity.value for f in gate_new_file("app.py", src).findings if f.rule == "SEN302"] == ["warning"]
+
+
+@pytest.mark.parametrize("url, fires", [
+    ("postgresql+psycopg://scott:tiger@127.0.0.1:5432/test", False),
+    ("mysql://root:hunter22@localhost/test", False),
+    ("postgresql://app:Xq7mK2pL9vR4@db.internal:5432/app", True),
+    ("postgresql://app:Xq7mK2pL9vR4@localhost.evil.example:5432/app", True),
+])
+def test_credentials_for_a_local_database_are_not_a_leak(url, fires):
+    assert ("SEN304" in chaos_codes(gate_new_file("setup.cfg", f"[db]\ndefault = {url}\n"))) is fires
+
+
+def test_stand_in_credentials_in_docstrings_and_comments_are_illustrations():
+    src = ('def set_proxy(url):\n    """Route through a proxy.\n\n    url: e.g. \'http://user:pass@10.10.1.10:3128/\'\n'
+           '    """\n    # or socks5://user:password@proxy.example:1080\n    return url\n')
+    assert "SEN304" not in chaos_codes(gate_new_file("pkg/sessions.py", src))
+    real = src.replace("user:pass@10", "deploy:Xq7mK2pL9vR4@10")
+    assert "SEN304" in chaos_codes(gate_new_file("pkg/sessions.py", real))
+
+
+def test_bare_except_with_safe_reraise_and_explained_bare_except():
+    src = ("def flush(t):\n    try:\n        t.commit()\n    except:\n        with util.safe_reraise():\n"
+           "            t.rollback()\n")
+    assert [f.severity.value for f in gate_new_file("app.py", src).findings if f.rule == "SEN301"] == ["warning"]
+    src = "def f(c):\n    try:\n        s = c.size\n    except:\n        # connection closed\n        pass\n"
+    assert [f.severity.value for f in gate_new_file("app.py", src).findings if f.rule == "SEN301"] == ["warning"]

@@ -14,7 +14,7 @@ from sentinel.config import validate
 from sentinel.diffparse import parse_diff
 from sentinel.errors import ConfigError
 from sentinel.sources import Change
-from tests.conftest import codes, gate_new_file
+from tests.conftest import codes, gate_new_file, new_file_diff
 
 BARE = "def f():\n    try:\n        g()\n    except:\n        pass\n"
 
@@ -299,3 +299,60 @@ def test_noqa_after_a_multiline_string_covers_its_lines():
     assert "SEN202" not in codes(v)
     v = gate_new_file("tests/test_a.py", src.replace("  # noqa: E501", ""), {"style": {"line-length": 100}})
     assert "SEN202" in codes(v)
+
+
+def _modification_diff(path_a: str, before_a: str, after_a: str, path_b: str | None = None,
+                       after_b: str | None = None) -> str:
+    import difflib
+    out = f"diff --git a/{path_a} b/{path_a}\n" + "".join(
+        difflib.unified_diff(before_a.splitlines(True), after_a.splitlines(True), f"a/{path_a}", f"b/{path_a}"))
+    if path_b:
+        out += new_file_diff(path_b, after_b)
+    return out
+
+
+OLD_MODULE = ("import os\n\n\ndef load(path):\n    try:\n        return open(path).read()\n    except:\n"
+              "        return None\n\n\ndef other():\n    return 1\n")
+
+
+def test_code_moved_to_another_file_is_not_the_change_s_own():
+    from sentinel.config import validate as _validate
+    from sentinel.diffparse import parse_diff
+    from sentinel.sources import Change
+    moved_out = "import os\n\n\ndef other():\n    return 1\n"
+    new_module = "def load(path):\n    try:\n        return open(path).read()\n    except:\n        return None\n"
+    diff = _modification_diff("pkg/a.py", OLD_MODULE, moved_out, "pkg/loading.py", new_module)
+    v = engine.run(Change(parse_diff(diff), content_rev=None), _validate({}, "t"), engine.RunOptions())
+    [f] = [f for f in v.findings if f.rule == "SEN301"]
+    assert f.severity.value == "info" and "moved code" in f.message and v.passed
+
+
+def test_reindented_code_is_moved_but_an_edit_inside_it_is_new():
+    from sentinel.config import validate as _validate
+    from sentinel.diffparse import parse_diff
+    from sentinel.sources import Change
+    wrapped = OLD_MODULE.replace("def load(path):\n    try:\n        return open(path).read()\n    except:\n"
+                                 "        return None\n",
+                                 "def load(path):\n    with lock:\n        try:\n            return open(path).read()\n"
+                                 "        except:\n            return None\n")
+    v = engine.run(Change(parse_diff(_modification_diff("pkg/a.py", OLD_MODULE, wrapped)), content_rev=None),
+                   _validate({}, "t"), engine.RunOptions())
+    assert [f.severity.value for f in v.findings if f.rule == "SEN301"] == ["info"]
+    # A bare except written into moved code is the author's own.
+    edited = OLD_MODULE.replace("    except:\n        return None\n", "    except:\n        log()\n        return None\n")
+    edited = edited.replace("except:", "except:", 1)
+    before = OLD_MODULE.replace("    except:\n", "    except OSError:\n")
+    v = engine.run(Change(parse_diff(_modification_diff("pkg/a.py", before, edited)), content_rev=None),
+                   _validate({}, "t"), engine.RunOptions())
+    assert [f.severity.value for f in v.findings if f.rule == "SEN301"] == ["error"]
+
+
+def test_moved_security_findings_keep_their_severity():
+    from sentinel.config import validate as _validate
+    from sentinel.diffparse import parse_diff
+    from sentinel.sources import Change
+    old = "def run(expr):\n    value = eval(expr)\n    return value\n\n\ndef keep():\n    return 1\n"
+    diff = _modification_diff("pkg/a.py", old, "def keep():\n    return 1\n", "pkg/run.py",
+                              "def run(expr):\n    value = eval(expr)\n    return value\n")
+    v = engine.run(Change(parse_diff(diff), content_rev=None), _validate({}, "t"), engine.RunOptions())
+    assert [f.severity.value for f in v.findings if f.rule == "SEN303"] == ["error"]

@@ -253,6 +253,7 @@ def _modify(path: str, before: str, after: str):
     # A typo fixed in an existing marker, code edited on a line that carries one, a block moved.
     ("x = 1\n# TODO: hanlde the empty case\ny = 2\n", "x = 1\n# TODO: handle the empty case\ny = 2\n"),
     ("x = 1  # TODO\ny = 2\n", "x = 2  # TODO\ny = 2\n"),
+    ("x = f()  # type: ignore  # TODO\n", "x = f()  # type: ignore[no-any-return]  # TODO\n"),
     ("a = 1\n# FIXME: slow\nb = 2\nc = 3\nd = 4\ne = 5\n", "a = 1\nb = 2\nc = 3\nd = 4\n# FIXME: slow\ne = 5\n"),
     ("x = [\n    1,  # TODO: more\n]\n", "x = [\n    1,  # TODO: more\n    2,\n]\n"),
 ])

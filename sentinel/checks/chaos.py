@@ -261,6 +261,9 @@ def _token_findings(ctx: FileContext, in_test, token_lines: set[int]) -> list[Fi
             kind, column = "private key block", None
         else:
             url = next(iter(find_url_credentials(raw, in_test)), None)
+            if url is not None and not in_test and _documentation_at(ctx, n, url[0]):
+                # A connection string in a docstring or comment illustrates usage: stand-ins do not count there.
+                url = next(iter(find_url_credentials(raw, True)), None)
             aws = find_aws_secret(raw, in_test) if url is None else None
             if url is not None:
                 kind, column = "password inside a URL", url[0] + 1
@@ -272,6 +275,21 @@ def _token_findings(ctx: FileContext, in_test, token_lines: set[int]) -> list[Fi
         out.append(ctx.finding(CREDENTIAL, n, f"{kind} in the change", column=column,
                                code=_redacted_line(raw)))
     return out
+
+
+_DOC_QUOTES = ('"""', "'''")
+
+
+def _documentation_at(ctx: FileContext, n: int, column: int) -> bool:
+    """Is this position in a comment, or in a multi-line string (a docstring, a usage text)?"""
+    if ctx.language not in _LEXED_LANGS and ctx.language != "python":
+        return False
+    lexed = ctx.lexed
+    comment = lexed.comments.get(n)
+    raw = ctx.line(n)
+    if comment is not None and column >= len(raw) - len(comment):
+        return True
+    return n in lexed.string_inner or (n in lexed.string_lines and any(q in raw for q in _DOC_QUOTES))
 
 
 def _redacted_line(raw: str) -> str:
@@ -387,8 +405,18 @@ def _py_handlers(ctx: FileContext, selected) -> list[Finding]:
         if selected is not None and not selected(h.lineno):
             continue
         if h.type is None:
-            out.append(ctx.finding(BARE_EXCEPT, h.lineno, "bare `except:` also catches KeyboardInterrupt "
-                                   "and SystemExit", column=h.col_offset + 1))
+            f = ctx.finding(BARE_EXCEPT, h.lineno, "bare `except:` also catches KeyboardInterrupt "
+                            "and SystemExit", column=h.col_offset + 1)
+            if _reraises(h):
+                # Everything caught is raised again: nothing is swallowed, the clause only says too little.
+                f.severity = Severity.WARNING
+                f.message = "bare `except:` (it re-raises, so nothing is swallowed; name what it is for)"
+            else:
+                why = _best_effort(ctx, h)
+                if why:
+                    f.severity = Severity.WARNING
+                    f.message += f"; {why}"
+            out.append(f)
         elif _is_broad(h.type) and all(_does_nothing(s) for s in h.body):
             caught = ast.unparse(h.type)
             why = _best_effort(ctx, h)
@@ -408,9 +436,11 @@ _CLEANUP_CALLS = frozenset({
     "unregister", "detach", "dispose", "teardown", "unlock", "wait", "closed", "__exit__", "__aexit__",
     "send_signal", "unsubscribe", "reset", "restore", "setblocking", "settimeout", "collect",
 })
+# Functions whose failures must not escape: releasing resources, and rendering a representation (a repr that
+# raises breaks the very logging and debugging that would have shown the problem).
 _CLEANUP_FUNCS = lazy_compile(r"^(?:__del__|__exit__|__aexit__|close|aclose|cleanup|_?clean_?up|teardown|tear_down|"
-                              r"shutdown|dispose|release|stop|terminate|finalize|_finalize|__delete__)$|close|cleanup|"
-                              r"teardown|shutdown|dispose", re.I)
+                              r"shutdown|dispose|release|stop|terminate|finalize|_finalize|__delete__|__repr__|__str__|"
+                              r"__format__|__rich_repr__)$|close|cleanup|teardown|shutdown|dispose|repr", re.I)
 _NOT_AN_EXPLANATION = lazy_compile(r"^#\s*(?:pragma:|noqa|type:|pyright:|nosec|fmt:|pylint:|sentinel:|"
                                    r"(?:TODO|FIXME|XXX|HACK)\b)", re.I)
 
@@ -435,10 +465,22 @@ def _best_effort(ctx: FileContext, handler: ast.ExceptHandler) -> str | None:
         return "optional import"
     func = next((a for a in ctx.ancestors(handler) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if func is not None and _CLEANUP_FUNCS.search(func.name):
-        return f"in {func.name}(), where failures to release are not the caller's concern"
+        return f"in {func.name}(), whose own failures must not escape"
     if _after_the_result(ctx, try_node):
         return "side work after the result is settled"
     return None
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    """Does the handler always end by re-raising what it caught (a bare `raise`), with no way out before?"""
+    body = handler.body
+    if len(body) == 1 and isinstance(body[0], ast.With) and any(
+            isinstance(item.context_expr, ast.Call) and "reraise" in ast.unparse(item.context_expr.func).lower()
+            for item in body[0].items):
+        return True  # `with util.safe_reraise(): ...` raises the caught exception again on exit
+    if not body or not (isinstance(body[-1], ast.Raise) and body[-1].exc is None):
+        return False
+    return not any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for stmt in body[:-1] for n in ast.walk(stmt))
 
 
 def _is_cleanup(stmt: ast.stmt) -> bool:

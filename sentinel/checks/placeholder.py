@@ -282,7 +282,7 @@ def _comments(ctx: FileContext) -> list[Finding]:
             if hits is not None:  # the line carries a marker: it is judged as one, never also as SEN404
                 if existing is None:
                     existing = _PreImageMarkers(ctx, words)
-                if existing.claims(comment):
+                if existing.claims(comment[hits[0][0]:]):
                     continue  # the change touched a marker that was already there (a typo fix, a reformat)
                 for start, word, tracked in hits:
                     column = _column(ctx.line(n), comment, start)
@@ -363,9 +363,10 @@ class _PreImageMarkers:
         return _NORMALIZE.sub(" ", text.lower()).strip()
 
     def claims(self, comment: str) -> bool:
+        """Does this marker text (from the marker on) stand for one of the pre-image's markers?"""
         if not self._texts:
             return False
-        key = self._key(comment.lstrip("#/*-; \t"))
+        key = self._key(comment)
         if key in self._texts:
             self._texts.remove(key)
             return True

@@ -377,6 +377,7 @@ _URL_PLACEHOLDER_PW = frozenset({"pass", "password", "passwd", "pw", "pwd", "sec
                                  "apikey", "api_key", "key", "x", "xx", "xxx", "****", "changeme", "foo", "bar",
                                  "mypassword", "yourpassword", "pass123", "password123", "secret123", "admin",
                                  "postgres", "root", "guest", "test", "testing"})
+_LOOPBACK = lazy_compile(r"(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|0\.0\.0\.0)(?=[:/?#\s'\"]|$)", re.I)
 _TEMPLATED = lazy_compile(r"[${}<>%]|^\*+$|^x+$", re.I)
 
 
@@ -391,6 +392,8 @@ def find_url_credentials(text: str, in_test: bool = False):
         pw = m.group("pw")
         if _TEMPLATED.search(pw) or pw.isdigit() and len(pw) < 4:
             continue
+        if _LOOPBACK.match(text, m.end()):
+            continue  # a database on this machine: a developer's or a test run's, not a secret anyone can use
         if in_test and (pw.lower() in _URL_PLACEHOLDER_PW or is_placeholder(pw, "password", True)
                         or _WEAK_PASSWORD.match(pw)):
             continue
