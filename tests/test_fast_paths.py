@@ -203,7 +203,8 @@ def _many_files_diff(n: int) -> str:
     parts = []
     for i in range(n):
         body = "import os\n\n\ndef f(p):\n    return p\n" if i % 7 else (
-            "import shutil\n\n\ndef clean(p):\n    try:\n        shutil.rmtree(p)\n    except:\n        pass\n")
+            "import shutil\n\n\ndef clean(p):\n    try:\n        shutil.rmtree(p)\n        return rebuild(p)\n"
+            "    except:\n        pass\n")
         parts.append(new_file_diff(f"pkg/mod_{i:03}.py", body))
     return "".join(parts)
 

@@ -119,7 +119,7 @@ def test_an_explicit_product_pattern_wins_over_a_generated_marker():
     ("examples/app.py", "SEN301", "info"),
 ])
 def test_rules_act_per_role(path, rule, severity):
-    src = "def helper():\n    pass\n\n\ndef g():\n    try:\n        helper()\n    except:\n        raise\n"
+    src = "def helper():\n    pass\n\n\ndef g():\n    try:\n        return helper()\n    except:\n        return None\n"
     verdict = gate_new_file(path, src)
     found = [f.severity.value for f in verdict.findings if f.rule == rule]
     assert found == ([severity] if severity else [])
