@@ -85,3 +85,15 @@ def test_counter_example_is_clean(rule, request):
     # What to write instead may still earn a note (a tracked TODO is information), never a warning or a block.
     fired = [f for f in verdict.findings if f.rule == rule.code and f.severity.value != "info"]
     assert not fired, f"{rule.code} counter-example fired: {fired}"
+
+
+def test_rules_and_explain_work_from_a_plain_install(repo):
+    """They once exited 2 on every non-editable install (`importlib.util` was only imported by the editable
+    finder); the repo fixture runs the console script of a plain `pip install .`."""
+    proc = repo.sentinel("rules")
+    assert proc.returncode == 0, proc.stderr
+    assert "SEN301" in proc.stdout and "bare-except" in proc.stdout
+    proc = repo.sentinel("explain", "SEN301")
+    assert proc.returncode == 0, proc.stderr
+    assert "By file role" in proc.stdout and "E722" in proc.stdout
+    assert repo.sentinel("explain", "SEN999").returncode == 2
