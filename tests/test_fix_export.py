@@ -139,3 +139,21 @@ def test_review_comments_carry_suggestions_for_safe_fixes(tmp_path):
     lines = code.splitlines(keepends=True)
     lines[6] = "    except Exception:\n"
     assert "".join(lines) == code.replace("    except:", "    except Exception:")
+
+
+def test_a_fix_whose_text_holds_a_secret_is_never_printed_or_posted(repo):
+    token = "ghp_" + "Zq8Rt2Lm5Vx9Bn3Kc7Hd1Fg4Js6Pw0Ya2Ue8"
+    code = f"def client():\n    token = {token!r}   \n    return token\n"
+    stage(repo, {"creds.py": code})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SENTINEL_", "PRE_COMMIT_"))}
+    diff = subprocess.run([repo.sentinel_script, "check", "--diff-fixes", "--no-memory"], cwd=repo.path,
+                          capture_output=True, text=True, env=env)
+    assert "+    token =" in diff.stdout and token not in diff.stdout and token[4:20] not in diff.stdout
+    sarif = subprocess.run([repo.sentinel_script, "check", "--format", "sarif", "--no-memory"], cwd=repo.path,
+                           capture_output=True, text=True, env=env)
+    assert token not in sarif.stdout and token[4:20] not in sarif.stdout
+    change, config, verdict = gate(repo)
+    plan = planner.plan(change, verdict.findings, config, require_worktree=False)
+    [fx] = plan.files[0].fixes
+    assert fx.finding.rule == "SEN205" and export.carries_secret(fx)
+    assert export.suggestions(plan) == {} and export.sarif_fixes(plan) == {}

@@ -34,8 +34,12 @@ def _report_refusals(plan: Plan) -> None:
 
 def show_diff(plan: Plan) -> bool:
     """Print the fixes as a unified diff (nothing is written); True when there is anything to apply."""
+    from sentinel.report.terminal import redact
+
     for fp in plan.changed_files:
-        sys.stdout.write(planner.unified_diff(fp))
+        # Printed like every other output: a secret on a line of the diff is masked (that hunk then no
+        # longer applies as is; the credential finding says what to do about the secret itself).
+        sys.stdout.write("".join(redact(line) for line in planner.unified_diff(fp).splitlines(keepends=True)))
     _report_refusals(plan)
     fixed = plan.fixed
     if fixed:

@@ -44,9 +44,18 @@ def sarif_fix(fix: Fix, path: str, before: str) -> dict:
                                  "replacements": replacements}]}
 
 
+def carries_secret(fix: Fix) -> bool:
+    """Would showing this fix's new text print a secret? Such fixes are left out of reports and reviews
+    (a redacted replacement would put the mask into the code)."""
+    from sentinel.report.terminal import redact
+
+    return any(redact(line) != line for e in fix.edits for line in e.text.split("\n"))
+
+
 def sarif_fixes(plan: Plan) -> dict[int, list[dict]]:
-    """id(finding) -> the SARIF ``fixes`` of its result."""
-    return {id(fx.finding): [sarif_fix(fx, fp.path, fp.before)] for fp in plan.files for fx in fp.fixes}
+    """id(finding) -> the SARIF ``fixes`` of its result (none for a fix whose text holds a secret)."""
+    return {id(fx.finding): [sarif_fix(fx, fp.path, fp.before)] for fp in plan.files for fx in fp.fixes
+            if not carries_secret(fx)}
 
 
 class Suggestion(Record):
@@ -61,7 +70,7 @@ class Suggestion(Record):
 def suggestion(fix: Fix) -> Suggestion | None:
     """The fix as a suggestion GitHub can commit, when it is one replacement of whole lines that covers the
     finding's line (a suggestion replaces exactly the lines its comment is on)."""
-    if len(fix.edits) != 1:
+    if len(fix.edits) != 1 or carries_secret(fix):
         return None
     edit = fix.edits[0]
     line = fix.finding.line or 0
