@@ -18,7 +18,7 @@ from sentinel.ci.inputs import read_inputs
 from sentinel.diffparse import parse_diff
 from sentinel.errors import InputError
 from sentinel.models import CheckResult, CheckStatus, Finding, Severity, Verdict
-from tests.conftest import GitRepo
+from tests.conftest import _INSTALLED, GitRepo
 from tests.github_fake import FakeGitHub
 
 # Only the jail check, so the assertions do not depend on checks other engineers are writing;
@@ -48,9 +48,9 @@ def _bad_source() -> str:
 
 
 @pytest.fixture
-def pr_repo(tmp_path):
+def pr_repo(tmp_path, installed_sentinel):
     (tmp_path / "repo").mkdir()
-    repo = GitRepo(tmp_path / "repo")
+    repo = GitRepo(tmp_path / "repo", installed_sentinel)
     repo.write(".sentinel.toml", CONFIG)
     repo.write("app.py", "print('hello')\n")
     repo.add(".sentinel.toml", "app.py")
@@ -85,7 +85,9 @@ def _run_ci(repo, gh, tmp_path, event: dict, event_name: str = "pull_request", i
                 "INPUT_MEMORY": "off", "SENTINEL_GITHUB_RETRIES": "0"})
     env.update(inputs or {})
     env.update(extra_env or {})
-    proc = subprocess.run([sys.executable, "-m", "sentinel", "ci"], cwd=cwd or repo.path, capture_output=True,
+    script = repo.sentinel_script or _INSTALLED.get("path")
+    command = [script, "ci"] if script else [sys.executable, "-m", "sentinel", "ci"]
+    proc = subprocess.run(command, cwd=cwd or repo.path, capture_output=True,
                           text=True, env=env, timeout=120, check=False)
     proc.summary = summary.read_text()
     proc.outputs = _parse_outputs(output.read_text())

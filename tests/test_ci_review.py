@@ -65,7 +65,7 @@ class PR:
 
 
 @pytest.fixture
-def gh():
+def gh(installed_sentinel):  # `sentinel ci` runs from a non-editable install (tests/test_ci.py: _run_ci)
     with FakeGitHub(page_size=3) as fake:
         yield fake
 

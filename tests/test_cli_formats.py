@@ -8,14 +8,11 @@ import json
 import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import PROJECT, GitRepo
 
-SENTINEL = str(Path(sys.executable).parent / ("sentinel.exe" if os.name == "nt" else "sentinel"))
 BAD = ("import os\n\n\ndef load(path):\n    try:\n        return open(path).read()\n    except:\n        pass\n\n\n"
        "def save(path):\n    try:\n        os.remove(path)\n    except:\n        pass\n")
 
@@ -23,14 +20,13 @@ BAD = ("import os\n\n\ndef load(path):\n    try:\n        return open(path).read
 def run(repo: GitRepo, *args: str, input: str | None = None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PRE_COMMIT", "SENTINEL_", "GITHUB_"))}
     env["NO_COLOR"] = "1"
-    return subprocess.run([SENTINEL, *args], cwd=repo.path, capture_output=True, text=True, input=input, env=env,
+    return subprocess.run([repo.sentinel_script, *args], cwd=repo.path, capture_output=True, text=True, input=input, env=env,
                           timeout=120)
 
 
 @pytest.fixture
-def bad_repo(tmp_path):
-    assert Path(SENTINEL).exists(), "the console script is not installed next to this interpreter"
-    repo = GitRepo(tmp_path / "repo")
+def bad_repo(tmp_path, installed_sentinel):
+    repo = GitRepo(tmp_path / "repo", installed_sentinel)
     repo.write("README.md", "demo\n")
     repo.add("README.md")
     repo.commit("init")
@@ -109,9 +105,9 @@ def test_recall_takes_format_json(bad_repo):
     assert json.loads(alias.stdout)["results"] == json.loads(proc.stdout)["results"]
 
 
-def test_docs_rules_page_is_current():
+def test_docs_rules_page_is_current(installed_sentinel):
     """docs/rules.md is what SARIF help URIs and PR comments link to: it must say what the code does."""
-    proc = subprocess.run([SENTINEL, "rules", "--format", "markdown"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([installed_sentinel, "rules", "--format", "markdown"], capture_output=True, text=True, timeout=120)
     on_disk = (PROJECT / "docs" / "rules.md").read_text(encoding="utf-8")
     assert proc.stdout == on_disk, "docs/rules.md is stale: run `sentinel rules --format markdown > docs/rules.md`"
     codes = re.findall(r"^### (SEN\d{3})$", on_disk, flags=re.M)

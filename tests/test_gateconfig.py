@@ -33,8 +33,8 @@ def test_before_and_after_rebuild_each_other_from_the_diff(before, after):
     assert apply_diff(b.splitlines(), fc) == a.splitlines()
 
 
-def _repo(tmp_path) -> GitRepo:
-    r = GitRepo(tmp_path / "r")
+def _repo(tmp_path, script) -> GitRepo:
+    r = GitRepo(tmp_path / "r", script)
     r.write("pyproject.toml", BASE)
     r.write("app.py", "x = 1\n")
     r.add("pyproject.toml", "app.py")
@@ -42,8 +42,8 @@ def _repo(tmp_path) -> GitRepo:
     return r
 
 
-def test_a_staged_loosening_is_a_warning_on_the_changed_line(tmp_path):
-    r = _repo(tmp_path)
+def test_a_staged_loosening_is_a_warning_on_the_changed_line(tmp_path, installed_sentinel):
+    r = _repo(tmp_path, installed_sentinel)
     r.write("pyproject.toml", BASE.replace("exclude = []", 'exclude = ["app.py"]\n\n[tool.sentinel.severity]\n'
                                                            'SEN301 = "off"\nSEN202 = "error"'))
     r.add("pyproject.toml")
@@ -55,8 +55,8 @@ def test_a_staged_loosening_is_a_warning_on_the_changed_line(tmp_path):
     assert out.returncode == 0  # warnings and infos: below the default fail level
 
 
-def test_edits_outside_tool_sentinel_are_not_about_the_gate(tmp_path):
-    r = _repo(tmp_path)
+def test_edits_outside_tool_sentinel_are_not_about_the_gate(tmp_path, installed_sentinel):
+    r = _repo(tmp_path, installed_sentinel)
     r.write("pyproject.toml", BASE.replace("line-length = 100", "line-length = 110"))
     r.add("pyproject.toml")
     out = r.sentinel("check", "--no-memory")

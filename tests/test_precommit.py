@@ -183,8 +183,8 @@ def test_a_commit_checks_only_the_staged_change(tmp_path, pre_commit_home, relea
     assert out.returncode == 1 and "clean.py" in out.stdout and "app.py" not in out.stdout, out.stdout
 
 
-def test_named_files_from_the_command_line(tmp_path):
-    repo = GitRepo(tmp_path / "r")
+def test_named_files_from_the_command_line(tmp_path, installed_sentinel):
+    repo = GitRepo(tmp_path / "r", installed_sentinel)
     repo.write("app.py", BARE)
     repo.write("other.py", BARE)
     repo.add("app.py", "other.py")

@@ -198,8 +198,8 @@ def test_locator_without_a_checkout_trusts_the_change():
 
 # -- end to end: the installed command on a real repository -----------------------------------------
 
-def test_cli_sarif_for_a_real_change_with_drift_claims_and_a_deletion(tmp_path):
-    repo = GitRepo(tmp_path / "repo")
+def test_cli_sarif_for_a_real_change_with_drift_claims_and_a_deletion(tmp_path, installed_sentinel):
+    repo = GitRepo(tmp_path / "repo", installed_sentinel)
     repo.write("billing/export.py", "def total(rows):\n    return sum(r.amount for r in rows)\n")
     repo.write("legacy.py", "x = 1\n")
     repo.add("billing/export.py", "legacy.py")
