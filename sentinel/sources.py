@@ -57,7 +57,10 @@ def staged(cwd: str | None = None, started: gitio.StagedSnapshot | None = None) 
     root, data, reader = started.result() if started is not None else gitio.locate_and_diff_staged(cwd)
     try:
         _check_size(data, "the staged diff")
-        cs = parse_diff(decode_diff(data), source="staged")
+        text = decode_diff(data)
+        del data  # not needed once decoded: less at the peak of a large parse
+        cs = parse_diff(text, source="staged")
+        del text
     except BaseException:
         reader.close()
         raise

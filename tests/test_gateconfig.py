@@ -61,3 +61,10 @@ def test_edits_outside_tool_sentinel_are_not_about_the_gate(tmp_path, installed_
     r.add("pyproject.toml")
     out = r.sentinel("check", "--no-memory")
     assert "SEN80" not in out.stdout and "gateconfig passed" in out.stdout
+
+
+def test_the_check_knows_the_same_config_files_as_the_comparison():
+    from sentinel.checks import gateconfig
+    from sentinel.configdiff import CONFIG_FILES
+
+    assert gateconfig._CONFIG_FILES == CONFIG_FILES

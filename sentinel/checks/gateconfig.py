@@ -17,6 +17,7 @@ from sentinel.models import CheckResult, CheckStatus, Finding, Severity
 from sentinel.rules import Rule
 
 CHECK = "gateconfig"
+_CONFIG_FILES = (".sentinel.toml", "pyproject.toml")  # sentinel.configdiff.CONFIG_FILES (a test keeps them equal)
 _BEFORE = "[tool.sentinel]\nfail-level = \"error\"\n"
 RULES: tuple[Rule, ...] = (
     Rule("SEN801", "gate-config-loosened", CHECK, Severity.WARNING,
@@ -90,6 +91,8 @@ def _touches_sentinel_table(fc, after_lines: list[str], before_lines: list[str])
 
 def _from_change(cctx):
     """(ConfigChange, None) computed from the change itself, or (None, why not)."""
+    if not any(p in _CONFIG_FILES for f in cctx.files for p in (f.path, f.old_path)):
+        return None, None  # the common case, without importing the comparison
     import os
 
     from sentinel.configdiff import CONFIG_FILES, compare, config_at, touched_config
@@ -98,8 +101,6 @@ def _from_change(cctx):
     from sentinel.models import FileStatus
 
     path = touched_config(cctx.files)
-    if path is None:
-        return None, None
     before: dict[str, bytes | None] = {}
     after: dict[str, bytes | None] = {}
     for name in CONFIG_FILES:
