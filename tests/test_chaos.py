@@ -460,3 +460,16 @@ def test_bare_except_with_safe_reraise_and_explained_bare_except():
     assert [f.severity.value for f in gate_new_file("app.py", src).findings if f.rule == "SEN301"] == ["warning"]
     src = "def f(c):\n    try:\n        s = c.size\n    except:\n        # connection closed\n        pass\n"
     assert [f.severity.value for f in gate_new_file("app.py", src).findings if f.rule == "SEN301"] == ["warning"]
+
+
+@pytest.mark.parametrize("path, value, fires", [
+    # Outside product code a named literal counts only when it looks like a real random key.
+    ("tests/test_api.py", "hunter2", False),
+    ("tests/test_api.py", "0123456789abcdef0123456789abcdef01234567", False),  # a hex digest: a test vector
+    ("tests/test_api.py", "kT9xQ2mV7bR4nW8zL3pF6hJ1sD5gY0aC9eU2iO7t", True),
+    ("docs_src/app.py", "kT9xQ2mV7bR4nW8zL3pF6hJ1sD5gY0aC9eU2iO7t", True),
+    ("tests/test_api.py", "test-kT9xQ2mV7bR4nW8zL3pF6hJ1sD5gY0aC9eU2", False),
+])
+def test_named_secrets_outside_product_code_must_look_random(path, value, fires):
+    verdict = gate_new_file(path, f'API_KEY = "{value}"\n')
+    assert ("SEN304" in chaos_codes(verdict)) is fires

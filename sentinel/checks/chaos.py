@@ -26,6 +26,8 @@ from sentinel.checks.secrets import (
     find_aws_secret,
     find_tokens,
     find_url_credentials,
+    is_high_entropy,
+    is_placeholder,
     private_key_at,
     redact_line,
     redact_value,
@@ -193,6 +195,20 @@ def _lower(ctx: FileContext) -> str:
 # Roles whose files hold real configuration: a literal under a secret name there is a credential. Elsewhere
 # (tests, fixtures, docs, examples, stubs, generated and vendored files) only unmistakable secret formats count.
 _NAMES_ROLES = frozenset({roles.PRODUCT, roles.CI})
+# Generated files (lock files above all) hold package names and hashes under key-like names, never credentials.
+_NO_NAMES_ROLES = frozenset({roles.GENERATED})
+_STRICT_NAMES = "chaos.strict-names"
+_RANDOM_KEY_MIN = 32
+
+
+def _random_key(value: str) -> bool:
+    """A real key, not a stand-in: long, mixed-case base64 (hex digests are test vectors far more often than
+    keys), random by its entropy, and free of the words test values are made of."""
+    v = value.strip()
+    if len(v) < _RANDOM_KEY_MIN or not (any(c.isupper() for c in v) and any(c.islower() for c in v)
+                                        and any(c.isdigit() for c in v)):
+        return False
+    return is_high_entropy(v, 4.5) and not is_placeholder(v, "", True)
 _TRUSTED_ROLES = frozenset({roles.PRODUCT, roles.CI, roles.GENERATED, roles.VENDORED})
 
 
@@ -230,7 +246,9 @@ def check_file(ctx: FileContext) -> list[Finding]:
     out.extend(_token_findings(ctx, in_test, token_lines))
     if ctx.language in PROSE:
         return out  # prose holds no code: only unmistakable secret formats are looked for
-    names_on = _LazyFlag(lambda: role in _NAMES_ROLES and not _TEMPLATE_FILE.search(ctx.path))
+    names_on = _LazyFlag(lambda: role not in _NO_NAMES_ROLES and not _TEMPLATE_FILE.search(ctx.path))
+    if role not in _NAMES_ROLES:
+        ctx.memo[_STRICT_NAMES] = True  # outside product code a named literal must look like a real random key
     if ctx.language == "python":
         out.extend(_python(ctx, names_on, extra, in_test, token_lines))
     else:
@@ -987,6 +1005,8 @@ def _py_credentials(ctx: FileContext, names_on, extra: tuple[str, ...], in_test,
         reason = assess_value(value, level, name, threshold, in_test)
         if reason is None or (in_test and _fixture_marked(ctx, line)):
             continue
+        if ctx.memo.get(_STRICT_NAMES) and not _random_key(value):
+            continue
         key = (line, value_node.col_offset)
         if key in seen:
             continue
@@ -1103,6 +1123,8 @@ def _lexical_credentials(ctx: FileContext, names_on, extra: tuple[str, ...], in_
                 return []
             reason = assess_value(value, level, key, threshold, in_test)
             if reason is None or (in_test and _fixture_marked(ctx, n)):
+                continue
+            if ctx.memo.get(_STRICT_NAMES) and not _random_key(value):
                 continue
             out.append(ctx.finding(CREDENTIAL, n, _cred_message(key, reason), column=start + 1,
                                    code=_masked_code(raw, value, extra, (start, end))))
