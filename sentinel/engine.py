@@ -13,7 +13,7 @@ from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
 from sentinel.checks.base import ChangeContext, FileContext
 from sentinel.config import Config
 from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity, Verdict
-from sentinel.moved import MovedCode
+from sentinel.moved import MovedCode, reverted_files
 from sentinel.record import Record, factory
 from sentinel.sources import Change
 from sentinel.suppress import is_suppressed
@@ -160,12 +160,15 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
             not_checked.append(NotChecked(ctx.path, f"does not parse ({parse_errors[ctx.path]}): "
                                                     "syntax-based rules skipped"))
 
-    kept, suppressed = _postprocess(findings, by_path, config, mode)
+    cs = change.changeset
+    message = opts.message if opts.message is not None else cs.message
+    restored = lambda: reverted_files(cs.root, message, cs.head)  # noqa: E731 - asked only when needed
+    kept, suppressed = _postprocess(findings, by_path, config, mode, restored)
     baselined = 0
     bl_path = opts.baseline_path or config.baseline or DEFAULT_BASELINE
     if opts.use_baseline and bl_path:
         import os
-        full = bl_path if os.path.isabs(bl_path) or not change.changeset.root else os.path.join(change.changeset.root, bl_path)
+        full = bl_path if os.path.isabs(bl_path) or not cs.root else os.path.join(cs.root, bl_path)
         if os.path.exists(full):
             from sentinel import baseline as baseline_mod  # json and hashing only when a baseline exists
             kept, baselined = baseline_mod.apply(kept, baseline_mod.load(full),
@@ -178,7 +181,6 @@ def run(change: Change, config: Config, opts: RunOptions | None = None) -> Verdi
             r.status = CheckStatus.FAILED
     blocking = any(f.severity.rank >= fail_level.rank for f in kept)
     errored = any(r.status is CheckStatus.ERROR for r in results)
-    cs = change.changeset
     return Verdict(passed=not blocking and not errored, fail_level=fail_level, checks=results, findings=kept,
                    source=cs.source, files_changed=len(cs.files), lines_added=cs.added_line_count,
                    not_checked=not_checked, suppressed=suppressed, baselined=baselined,
@@ -289,7 +291,7 @@ def _other_check_findings(check, findings_so_far, checks_run, by_path, config, m
 
 
 def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], config: Config,
-                 mode: FilterMode) -> tuple[list[Finding], int]:
+                 mode: FilterMode, restored=None) -> tuple[list[Finding], int]:
     """Scope, role policy, config overrides, per-path ignores and inline suppressions, in that order."""
     kept: list[Finding] = []
     suppressed = 0
@@ -312,7 +314,7 @@ def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], confi
         if severity is not Severity.INFO and ctx is not None and not getattr(rule, "security", False) \
                 and not f.message.endswith(_MOVED_NOTE):
             if moved is None:
-                moved = MovedCode([c.change for c in by_path.values()])
+                moved = MovedCode([c.change for c in by_path.values()], restored)
             if moved.is_moved(ctx.change, f.line):
                 severity = Severity.INFO  # the change moved this code; it did not write it
                 f.message += _MOVED_NOTE
@@ -326,7 +328,7 @@ def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], confi
     return kept, suppressed
 
 
-_MOVED_NOTE = " (moved code: the change removed these lines elsewhere)"
+_MOVED_NOTE = " (moved or restored code: the change removed these lines elsewhere, or reverts their removal)"
 
 
 class _RuleLookup:

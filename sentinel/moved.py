@@ -1,4 +1,4 @@
-"""Code a change moves is not code it introduces.
+"""Code a change moves, or restores by reverting, is not code it introduces.
 
 Refactors move blocks between files, re-indent them under a new ``with``, split a module in two. Every moved
 line is an "added line" of the diff, so without care the gate reports the old code's findings as the author's
@@ -7,11 +7,17 @@ either side) appear, whitespace-normalised and in the same order, among the line
 from any file. The removed lines prove the code was already in the base; the context makes a coincidental
 match of one short line (``except:``, ``pass``) count for nothing.
 
+A revert restores what an earlier commit removed: when the message says "This reverts commit <sha>" and that
+commit is in the history being checked (an ancestor of the head), its removed lines count as the change's own
+removed lines. Saying so proves nothing by itself — the reverted commit's diff must hold the lines.
+
 The engine grades such findings as information, never hides them, and leaves security rules alone: a moved
 ``eval()`` or credential is still there to be seen.
 """
 
 from __future__ import annotations
+
+import re
 
 from sentinel.models import FileChange
 
@@ -27,12 +33,15 @@ def _norm(text: str) -> str:
 class MovedCode:
     """Index of the change's removed lines, built on first use."""
 
-    def __init__(self, files: list[FileChange]):
+    def __init__(self, files: list[FileChange], restored=None):
         self._files = files
+        self._restored = restored  # a callable giving the reverted commits' files, asked only when needed
         self._grams: set[tuple[str, ...]] | None = None
 
     def _index(self) -> set[tuple[str, ...]]:
         if self._grams is None:
+            if self._restored is not None:
+                self._files = [*self._files, *self._restored()]
             grams: set[tuple[str, ...]] = set()
             total = sum(len(f.removed) for f in self._files)
             if 0 < total <= _MAX_REMOVED:
@@ -53,7 +62,7 @@ class MovedCode:
         return self._grams
 
     def is_moved(self, fc: FileChange, line: int | None) -> bool:
-        if line is None or line not in fc.added or not any(f.removed for f in self._files):
+        if line is None or line not in fc.added:
             return False
         added = fc.added
         first = line
@@ -66,6 +75,28 @@ class MovedCode:
         if not window or (len(window) == 1 and len(window[0]) < _MIN_SINGLE):
             return False
         return window in self._index()
+
+
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+
+
+def reverted_files(root: str | None, message: str | None, head: str | None) -> list[FileChange]:
+    """The files of the commits a revert message names, when they are ancestors of the checked head."""
+    if not root or not message or "This reverts commit" not in message:
+        return []
+    from sentinel import gitio
+    from sentinel.diffparse import parse_diff
+    from sentinel.errors import SentinelError
+
+    out: list[FileChange] = []
+    for sha in dict.fromkeys(_REVERTS.findall(message)[:5]):
+        try:
+            gitio.run_git(["merge-base", "--is-ancestor", sha, head or "HEAD"], cwd=root)
+            text = gitio.run_git(["show", "--format=", "--no-color", "--no-ext-diff", "--no-renames", sha], cwd=root)
+            out.extend(parse_diff(text.decode("utf-8", "surrogateescape")).files)
+        except (SentinelError, ValueError):
+            continue  # not in this history, or not a diff we can read: nothing is restored
+    return out
 
 
 def _add_grams(grams: set, run: list[str], width: int) -> None:

@@ -356,3 +356,33 @@ def test_moved_security_findings_keep_their_severity():
                               "def run(expr):\n    value = eval(expr)\n    return value\n")
     v = engine.run(Change(parse_diff(diff), content_rev=None), _validate({}, "t"), engine.RunOptions())
     assert [f.severity.value for f in v.findings if f.rule == "SEN303"] == ["error"]
+
+
+def test_a_revert_restores_code_it_did_not_write(repo):
+    """`git revert` brings back what a commit removed: its findings are the old code's, shown as information."""
+    repo.write(".sentinel.toml", "[drift]\nenabled = false\n")
+    repo.write("app.py", "def load(p):\n    try:\n        return read(p)\n    except:\n        return None\n")
+    repo.add(".sentinel.toml", "app.py")
+    repo.commit("base")
+    repo.write("app.py", "def load(p):\n    return read(p)\n")
+    repo.add("app.py")
+    removed = repo.commit("Simplify load")
+    repo.write("app.py", "def load(p):\n    try:\n        return read(p)\n    except:\n        return None\n")
+    repo.add("app.py")
+    repo.git("commit", "-q", "-m", f'Revert "Simplify load"\n\nThis reverts commit {removed}.\n')
+    proc = repo.sentinel("check", "--range", "HEAD^..HEAD", "--no-memory", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [f] = [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "SEN301"]
+    assert f["severity"] == "info" and "restored" in f["message"]
+
+
+def test_a_revert_message_naming_no_ancestor_restores_nothing(repo):
+    repo.write(".sentinel.toml", "[drift]\nenabled = false\n")
+    repo.write("app.py", "x = 1\n")
+    repo.add(".sentinel.toml", "app.py")
+    repo.commit("base")
+    repo.write("app.py", "def load(p):\n    try:\n        return read(p)\n    except:\n        return None\n")
+    repo.add("app.py")
+    repo.git("commit", "-q", "-m", "Revert things\n\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.\n")
+    proc = repo.sentinel("check", "--range", "HEAD^..HEAD", "--no-memory")
+    assert proc.returncode == 1 and "SEN301" in proc.stdout
