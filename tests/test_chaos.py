@@ -473,3 +473,19 @@ def test_bare_except_with_safe_reraise_and_explained_bare_except():
 def test_named_secrets_outside_product_code_must_look_random(path, value, fires):
     verdict = gate_new_file(path, f'API_KEY = "{value}"\n')
     assert ("SEN304" in chaos_codes(verdict)) is fires
+
+
+def test_re_raising_bare_except_in_code_that_does_not_parse():
+    """A plain diff gives only fragments of a file: the lexical fallback still sees the re-raise."""
+    from sentinel import engine
+    from sentinel.config import validate
+    from sentinel.diffparse import parse_diff
+    from sentinel.sources import Change
+    diff = ("diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -10,3 +10,8 @@ def wsgi_app(self):\n"
+            "             try:\n                 response = self.handle()\n"
+            "+            except:\n+                error = sys.exc_info()[1]\n+                raise\n"
+            "+            except Exception:\n+                pass\n"
+            "             return response\n")
+    v = engine.run(Change(parse_diff(diff), content_rev=None), validate({}, "t"), engine.RunOptions())
+    assert [(f.rule, f.severity.value) for f in v.findings if f.rule in ("SEN301", "SEN302")] == \
+        [("SEN301", "warning"), ("SEN302", "error")]

@@ -606,7 +606,18 @@ def _python_lexical(ctx: FileContext) -> list[Finding]:
     for n in _matching_lines(ctx, _PY_LEXICAL_GATE):
         code = lexed.code_line(n)
         if _PY_BARE_EXCEPT.match(code):
-            out.append(ctx.finding(BARE_EXCEPT, n, "bare `except:` also catches KeyboardInterrupt and SystemExit"))
+            f = ctx.finding(BARE_EXCEPT, n, "bare `except:` also catches KeyboardInterrupt and SystemExit")
+            body = _lexical_body(lexed, n, len(code) - len(code.lstrip()))
+            if body and (body[-1][1] == "raise" or (len(body) >= 1 and "reraise" in body[0][1]
+                                                    and body[0][1].startswith("with "))) \
+                    and not any(t.split()[0] in ("return", "break", "continue") for _, t in body[:-1] if t.split()):
+                f.severity = Severity.WARNING
+                f.message = "bare `except:` (it re-raises, so nothing is swallowed; name what it is for)"
+            elif any(lexed.comments.get(i) and not _NOT_AN_EXPLANATION.match(lexed.comments[i])
+                     and len(lexed.comments[i]) > 6 for i in range(n, (body[-1][0] if body else n) + 1)):
+                f.severity = Severity.WARNING
+                f.message += "; explained in a comment"
+            out.append(f)
             continue
         m = _PY_BROAD_EXCEPT.match(code)
         if m and _lexical_noop_body(lexed, n, len(m.group(1)), m.group(2)):
@@ -620,18 +631,24 @@ def _python_lexical(ctx: FileContext) -> list[Finding]:
     return out
 
 
-def _lexical_noop_body(lexed, n: int, indent: int, inline: str | None) -> bool:
-    if inline is not None:
-        return inline.strip() in _NOOP_BODY
-    body: list[str] = []
+def _lexical_body(lexed, n: int, indent: int) -> list[tuple[int, str]]:
+    """(line, stripped code) of the block under line n, by indentation (for code that does not parse)."""
+    body: list[tuple[int, str]] = []
     i = n + 1
     while i < len(lexed.code):
         text = lexed.code_line(i)
         if text.strip():
             if len(text) - len(text.lstrip()) <= indent:
                 break
-            body.append(text.strip())
+            body.append((i, text.strip()))
         i += 1
+    return body
+
+
+def _lexical_noop_body(lexed, n: int, indent: int, inline: str | None) -> bool:
+    if inline is not None:
+        return inline.strip() in _NOOP_BODY
+    body = [text for _, text in _lexical_body(lexed, n, indent)]
     return bool(body) and all(b in _NOOP_BODY for b in body)
 
 
