@@ -197,6 +197,9 @@ CLEAN = [
     ("empty helper in a test module", "tests/test_app.py", "def noop_receive():\n    pass\n\n\ndef app(s):\n    pass\n"),
     ("stubs in test data", "tests/data/stub_module.py", "def f():\n    pass\n\n\ndef g():\n    raise NotImplementedError\n"),
     ("examples are teaching material", "docs_src/app.py", "def main():\n    pass\n"),
+    ("template-method hook", "app.py",
+     "class CompilerShim(Compiler):\n    def column_spec(self, column):\n        return self._spec(column)\n\n"
+     "    def _spec(self, column):\n        raise NotImplementedError()\n"),
     ("Go panic with a real message", "main.go", "package main\n\nfunc f() {\n\tpanic(\"unreachable\")\n}\n"),
 ]
 

@@ -545,7 +545,23 @@ def _decorators(func) -> set[str]:
 def _abstract_function(func, parent, subclassed: set[str]) -> bool:
     if _decorators(func) & _ABSTRACT_DECORATORS:
         return True
-    return isinstance(parent, ast.ClassDef) and _abstract_class(parent, subclassed)
+    if not isinstance(parent, ast.ClassDef):
+        return False
+    return _abstract_class(parent, subclassed) or _template_hook(func, parent)
+
+
+def _template_hook(func, cls: ast.ClassDef) -> bool:
+    """A method the class's other methods reach through `self.name`: the class relies on a subclass to
+    provide it (the template-method pattern), so its own body is not missing work."""
+    name = func.name
+    for other in cls.body:
+        if other is func or not isinstance(other, _FUNCS):
+            continue
+        for node in ast.walk(other):
+            if (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
+                    and node.value.id in ("self", "cls")):
+                return True
+    return False
 
 
 def _not_implemented(ctx: FileContext, node: ast.Raise, outer: tuple, subclassed: set[str]) -> Finding | None:
