@@ -160,9 +160,13 @@ def whole_files(root: str, paths: list[str], rev: str | None = None) -> list[Fil
             except UnicodeDecodeError:
                 fc.unreadable = "not UTF-8 text"
                 text = ""
-            lines = text.splitlines()
-            fc.added = {i: line for i, line in enumerate(lines, 1)}
-            fc.crlf_lines = {i for i, raw in enumerate(text.split("\n"), 1) if raw.endswith("\r")}
+            # git's lines ("\n"), not str.splitlines() (which also splits at \f, \v, \x1c...): the
+            # checks see the lines Python sees (sentinel.linebreaks).
+            lines = text.split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            fc.crlf_lines = {i for i, raw in enumerate(lines, 1) if raw.endswith("\r")}
+            fc.added = {i: line[:-1] if i in fc.crlf_lines else line for i, line in enumerate(lines, 1)}
             fc.hunks = [Hunk(0, 0, 1, len(lines))] if lines else []
         fc.language = detect_language(p, fc.added.get(1))
         files.append(fc)

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from sentinel import linebreaks
 from sentinel.config import Config
 from sentinel.lexer import Lexed, lex
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding
@@ -23,6 +24,14 @@ from sentinel.rules import Rule
 class FileContext:
     def __init__(self, change: FileChange, config: Config, mode: FilterMode,
                  content: str | None, root: str | None = None):
+        # Lines end where the language ends them, not only at "\n" (sentinel.linebreaks): code
+        # after a lone "\r" is on a line of its own for Python, and so it is for every check.
+        if content is not None:
+            if linebreaks.hides_lines(content, change.language):
+                change = linebreaks.logical_change(change, content, change.language)
+                content = linebreaks.logical_text(content, change.language)
+        elif linebreaks.change_hides_lines(change, change.language):
+            change = linebreaks.logical_change(change, stand_in_text(change), change.language)
         self.change = change
         self.path = change.path
         self.language = change.language
@@ -49,11 +58,7 @@ class FileContext:
     def text(self) -> str:
         """Post-change content; when it cannot be read, the added lines at their positions."""
         if self._content is None:
-            known = {**self.change.context, **self.change.added}
-            if not known:
-                return ""
-            last = max(known)
-            self._content = "\n".join(known.get(i, "") for i in range(1, last + 1)) + "\n"
+            self._content = stand_in_text(self.change)
         return self._content
 
     @property
@@ -167,6 +172,16 @@ class FileContext:
 
     def path_matches(self, patterns: list[str]) -> bool:
         return path_matches(self.path, patterns)
+
+
+def stand_in_text(change: FileChange) -> str:
+    """What a diff shows of a file's post-change text: its added and context lines at their
+    line numbers, blank lines elsewhere."""
+    known = {**change.context, **change.added}
+    if not known:
+        return ""
+    last = max(known)
+    return "\n".join(known.get(i, "") for i in range(1, last + 1)) + "\n"
 
 
 # Fields that hold only shared leaf singletons (Load/Store contexts, operators). They are a

@@ -1,0 +1,39 @@
+"""Helpers of the hardening tests: the installed console script, and output checks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+def sentinel_script() -> str:
+    """The `sentinel` console script of the environment running the tests (a real install)."""
+    beside = Path(sys.executable).with_name("sentinel")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("sentinel")
+    assert found, "the sentinel console script is not installed (pip install -e '.[test]')"
+    return found
+
+
+def run_sentinel(*args: str, cwd, input: bytes | str | None = None, env: dict | None = None,
+                 timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run the installed `sentinel` in a subprocess; stdout/stderr as text (undecodable bytes escaped)."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("PRE_COMMIT_TO_REF", None)
+    data = input.encode("utf-8", "surrogateescape") if isinstance(input, str) else input
+    proc = subprocess.run([sentinel_script(), *args], cwd=cwd, capture_output=True, input=data, env=full_env,
+                          timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "backslashreplace"),
+                                       proc.stderr.decode("utf-8", "backslashreplace"))
+
+
+def assert_clean_exit(proc: subprocess.CompletedProcess, *codes: int) -> None:
+    """No traceback, no internal error, and one of the expected exit codes."""
+    for stream in (proc.stdout, proc.stderr):
+        assert "Traceback" not in stream, stream
+        assert "internal error" not in stream, stream
+    assert proc.returncode in codes, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
