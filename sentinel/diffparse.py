@@ -1,6 +1,29 @@
-"""Unified diff text -> typed ChangeSet, with a linear parser made for what git prints."""
+"""Unified diff text -> typed ChangeSet: git's format read as strictly as `git apply` reads it.
+
+A diff is the gate's input, and whoever writes it may want code to slip through. So the parser
+is exact where git is exact and refuses everything else, naming the line:
+
+* file sections: ``diff --git`` headers (paths with spaces, `` b/`` inside a name, C-quoted
+  names with escapes), git's extended headers (modes, renames, copies, ``index``), ``---``/``+++``
+  (a trailing tab or timestamp after a name, ``/dev/null``), binary markers and ``GIT binary
+  patch`` data; plain ``diff -u`` sections (``---``/``+++`` only) too;
+* hunks are read by their counts: every line a hunk announces must be there (a diff that ends
+  early is truncated), and a line that would add or remove code after a complete hunk is an
+  error, not something to skip (``git apply`` would silently drop it, a reviewer would read it);
+* paths are carried faithfully (bytes that are not UTF-8 survive as surrogates, see
+  :func:`decode_diff`); a path with a NUL, an absolute path or a ``..`` component is refused —
+  no tool would create one, and a path that leaves the repository is an attack;
+* line numbers above :data:`MAX_LINE_NUMBER` are absurd input, refused before anything is
+  allocated for them.
+
+Text before the first file section (a commit message, mail headers) and the ``-- `` signature of
+``git format-patch`` are skipped; blank lines between sections too. One pass, linear time,
+memory for the lines kept and little else.
+"""
 
 from __future__ import annotations
+
+import re
 
 from sentinel.errors import InputError
 from sentinel.languages import detect_language
@@ -8,45 +31,522 @@ from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
 
 _DEV_NULL = "/dev/null"
 
-
-def decode_diff(data: bytes) -> str:
-    """Decode diff bytes without losing anything: bytes that are not UTF-8 survive as
-    surrogates, so the file they belong to can be reported as not UTF-8 instead of the
-    whole diff being rejected."""
-    return data.decode("utf-8", "surrogateescape")
-
-
-def _strip_prefix(path: str) -> str:
-    if path.startswith('"') and path.endswith('"') and len(path) >= 2:
-        path = _unquote_c_style(path[1:-1])
-    if path.startswith(("a/", "b/")):
-        return path[2:]
-    return path
-
-
-def _unquote_c_style(text: str) -> str:
-    """git quotes unusual paths C-style ("caf\\303\\251.py"); undo that."""
-    raw = text.encode("utf-8", "surrogateescape").decode("unicode_escape").encode("latin-1")
-    return raw.decode("utf-8", "surrogateescape")
-
+# No source file has ten million lines; a hunk header that says so is hostile or broken, and
+# the checks would have to allocate for every line up to it.
+MAX_LINE_NUMBER = 10_000_000
 
 # A diff this large is parsed in parts on several processes (first adoption, vendored trees).
 PARALLEL_PARSE_BYTES = 4_000_000
 
+# ASCII digits only (\d also takes other scripts' digits), and few enough for int() to stay cheap.
+_HUNK = re.compile(r"@@ -([0-9]{1,12})(?:,([0-9]{1,12}))? \+([0-9]{1,12})(?:,([0-9]{1,12}))? @@(.*)\Z", re.S)
+# git's extended header lines (gitdiff.c): the value after the keyword is a path or a mode.
+_EXTENDED = ("old mode ", "new mode ", "deleted file mode ", "new file mode ", "copy from ", "copy to ",
+             "rename from ", "rename to ", "rename old ", "rename new ", "similarity index ",
+             "dissimilarity index ", "index ")
+# What diff(1) and other tools print between file sections: harmless, never applied.
+_BETWEEN_SECTIONS = ("Only in ", "Common subdirectories: ", "Index: ", "=====")
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def decode_diff(data: bytes) -> str:
+    """Decode diff bytes without losing anything: bytes that are not UTF-8 survive as
+    surrogates, so the file they belong to can be reported as not UTF-8 instead of the
+    whole diff being rejected, and a non-UTF-8 path still names the file git knows."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+class _Malformed(Exception):
+    """A problem at a line of the diff (1-based); parse_diff turns it into an InputError."""
+
+    def __init__(self, line: int, problem: str):
+        super().__init__(problem)
+        self.line = line
+        self.problem = problem
+
+
+def _excerpt(text: str) -> str:
+    """A line of the diff, quoted, shortened and made safe to print (it may be hostile)."""
+    from sentinel.redact import display_text
+
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    return f"'{display_text(shown)}'"
+
+
+# --- paths ----------------------------------------------------------------------------------------
+
+def unquote_c_style(quoted: str, line: int = 0) -> tuple[str, int]:
+    """git's C-style quoted name at the start of `quoted` ('"a/caf\\303\\251.py" ...') ->
+    (the name, how many characters the quoted form took). Raises _Malformed."""
+    out = bytearray()
+    i, n = 1, len(quoted)
+    while i < n:
+        ch = quoted[i]
+        if ch == '"':
+            return out.decode("utf-8", "surrogateescape"), i + 1
+        if ch != "\\":
+            j = i
+            while j < n and quoted[j] not in '"\\':
+                j += 1
+            out += quoted[i:j].encode("utf-8", "surrogateescape")
+            i = j
+            continue
+        esc = quoted[i + 1:i + 2]
+        if esc in _C_ESCAPES:
+            out.append(_C_ESCAPES[esc])
+            i += 2
+        elif len(quoted) >= i + 4 and "0" <= esc <= "3" and all("0" <= c <= "7" for c in quoted[i + 2:i + 4]):
+            out.append(int(quoted[i + 1:i + 4], 8))
+            i += 4
+        else:
+            raise _Malformed(line, f"bad escape in quoted path {_excerpt(quoted)}")
+    raise _Malformed(line, f"unterminated quoted path {_excerpt(quoted)}")
+
+
+def _name(value: str, line: int, strip: str | None) -> str | None:
+    """A path as git writes it after ---/+++ or rename from/to: quoted or not, maybe followed by a tab
+    and a timestamp; None for /dev/null. `strip`: the prefix to remove ("a/" or "b/") when present."""
+    if value.startswith('"'):
+        name, used = unquote_c_style(value, line)
+        rest = value[used:]
+        if rest and not rest.startswith("\t") and rest.strip():
+            raise _Malformed(line, f"text after a quoted path: {_excerpt(value)}")
+    else:
+        name = value.split("\t", 1)[0]  # git ends a name holding a space with a tab; diff(1) adds a date
+    if name == _DEV_NULL:
+        return None
+    if strip and name.startswith(strip):
+        name = name[len(strip):]
+    return _valid_path(name, line)
+
+
+def _valid_path(name: str, line: int) -> str:
+    if not name:
+        raise _Malformed(line, "empty path")
+    if "\0" in name:
+        raise _Malformed(line, f"path contains a NUL byte: {_excerpt(name)}")
+    if name.startswith("/") or (len(name) > 2 and name[1] == ":" and name[2] in "/\\"):
+        raise _Malformed(line, f"absolute path {_excerpt(name)}: a diff names files inside the repository")
+    parts = name.replace("\\", "/").split("/")
+    if ".." in parts:
+        raise _Malformed(line, f"path {_excerpt(name)} leaves the repository ('..')")
+    return name
+
+
+def _git_header_names(rest: str, line: int) -> tuple[str | None, str | None]:
+    """The two names of 'diff --git <a> <b>'. Unquoted names may contain spaces and ' b/': git's
+    own rule applies — without a rename the two names are the same, so the line splits where
+    both halves match. (None, None) when that is ambiguous (a rename: its headers name the files)."""
+    if rest.startswith('"'):
+        a, used = unquote_c_style(rest, line)
+        if rest[used:used + 1] != " ":
+            raise _Malformed(line, f"bad diff --git header: {_excerpt(rest)}")
+        b_part = rest[used + 1:]
+        b = unquote_c_style(b_part, line)[0] if b_part.startswith('"') else b_part
+        return _strip(a, "a/"), _strip(b, "b/")
+    if rest.endswith('"'):
+        i = rest.find(' "')
+        if i > 0:
+            b, used = unquote_c_style(rest[i + 1:], line)
+            if i + 1 + used == len(rest):
+                return _strip(rest[:i], "a/"), _strip(b, "b/")
+    # Same name on both sides: "a/NAME b/NAME", len(rest) == 2 * len(NAME) + 5.
+    if rest.startswith("a/") and (len(rest) - 5) % 2 == 0:
+        half = (len(rest) - 5) // 2
+        a, b = rest[2:2 + half], rest[half + 5:]
+        if a == b and rest[2 + half:half + 5] == " b/":
+            return a, b
+    if len(rest) % 2 == 1:  # no prefixes (diff.noprefix): "NAME NAME"
+        half = len(rest) // 2
+        if rest[:half] == rest[half + 1:] and rest[half] == " ":
+            return rest[:half], rest[:half]
+    return None, None
+
+
+def _strip(name: str, prefix: str) -> str:
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
+# --- the parser -----------------------------------------------------------------------------------
+
+class _Section:
+    """One file's section while it is being read."""
+
+    __slots__ = ("start", "git", "header_a", "header_b", "old", "new", "old_seen", "new_seen", "status", "binary",
+                 "rename_from", "rename_to", "copy", "fc")
+
+    def __init__(self, start: int, git: bool):
+        self.start = start
+        self.git = git  # opened by "diff --git" (extended headers may follow)
+        self.header_a: str | None = None
+        self.header_b: str | None = None
+        self.old: str | None = None  # names from ---/+++ (None: /dev/null)
+        self.new: str | None = None
+        self.old_seen = self.new_seen = False
+        self.status: FileStatus | None = None
+        self.binary = False
+        self.rename_from: str | None = None
+        self.rename_to: str | None = None
+        self.copy = False
+        self.fc: FileChange | None = None  # created with the first hunk
+
+
+def _iter_lines(text: str, chunk: int = 1 << 20):
+    """The lines of `text`, split at "\n" only (git's line terminator; a final "\n" ends the last line
+    rather than starting an empty one), a block at a time: no list of every line of a large diff."""
+    pos, n = 0, len(text)
+    while pos < n:
+        end = text.find("\n", min(pos + chunk, n - 1))
+        if end < 0:
+            yield from text[pos:].split("\n")
+            return
+        yield from text[pos:end].split("\n")
+        pos = end + 1
+
+
+class _Parser:
+    def __init__(self, first_line: int = 1):
+        self.files: list[FileChange] = []
+        self.lineno = first_line - 1
+        self.sec: _Section | None = None
+        # Hunk state: lines still expected on each side, next line numbers, where it started.
+        self.old_left = self.new_left = 0
+        self.old_no = self.new_no = 0
+        self.hunk_line = 0
+        self.in_hunk = False
+        self.skipping = False  # format-patch signature or binary patch data: until the next section
+        self.last_kind = ""  # '+', '-' or ' ' of the previous hunk line (for "\ No newline")
+        self.last_cr = False  # that line ended in "\r" before its "\n"
+
+    def fail(self, problem: str, line: int | None = None):
+        raise _Malformed(self.lineno if line is None else line, problem)
+
+    def feed_all(self, text: str) -> list[FileChange]:
+        # A plain diff's section starts with "--- x", "+++ y" and a hunk header (as for git apply: a pair
+        # of such lines without a hunk after them is prose, e.g. in a commit message before the diff).
+        minus: str | None = None
+        plus: str | None = None
+        for raw in _iter_lines(text):
+            self.lineno += 1
+            if raw.startswith("@@@") and not self.in_hunk:
+                self.fail("combined diff (a merge shown with -c/--cc) is not supported: diff the merge against "
+                          "one of its parents")
+            if minus is not None:
+                if plus is None and raw.startswith("+++ "):
+                    plus = raw
+                    continue
+                if plus is not None and raw.startswith("@@ -"):
+                    self._plain_section(minus, plus)
+                    minus = plus = None
+                    self._start_hunk(raw)
+                    continue
+                if self.sec is not None or self.files:
+                    what = "a hunk header after '---'/'+++'" if plus is not None else "a '+++' line after '---'"
+                    self.fail(f"expected {what}, got {_excerpt(raw)}")
+                minus = plus = None  # prose before the first section
+            if self.in_hunk:
+                self._hunk_line(raw)
+            else:
+                minus = self._between(raw)
+        if minus is not None and (self.sec is not None or self.files):
+            self.fail("diff ends inside the header of a file section")
+        if self.in_hunk:
+            self.fail(f"the hunk here ends early ({self.old_left} old and {self.new_left} new line(s) missing): "
+                      "the diff is truncated", self.hunk_line)
+        self._close()
+        return self.files
+
+    # -- outside hunks ---------------------------------------------------------------------------
+    def _between(self, raw: str) -> str | None:
+        """A line outside any hunk; returns it when it is a '--- ' line the next line decides."""
+        if self.skipping:
+            if not (raw.startswith("diff --git ") or raw.startswith("From ")):
+                return None
+            self.skipping = False
+        if raw.startswith("diff --git "):
+            self._open_git(raw[len("diff --git "):])
+            return None
+        sec = self.sec
+        if sec is not None and sec.git and sec.fc is None:
+            return self._git_header_line(raw, sec)
+        if raw.startswith("@@"):
+            if sec is None:
+                self.fail("a hunk before any file header")
+            self._start_hunk(raw)
+            return None
+        if raw.startswith("\\") and sec is not None and self.last_kind:
+            self._no_newline(raw)
+            return None
+        if raw.startswith("--- "):
+            return raw
+        if raw.startswith("Binary files ") and raw.endswith(" differ"):
+            self._close()  # diff -r's line for a binary file: a section of its own
+            self.sec = _Section(self.lineno, git=False)
+            self.sec.header_a = self.sec.header_b = self._binary_name(raw)
+            self.sec.binary = True
+            return None
+        if sec is None and not self.files:
+            return None  # preamble: commit message, mail headers, diffstat
+        if raw == "-- ":
+            self.skipping = True  # git format-patch's signature ("-- \n2.43.0")
+            return None
+        if raw == "" or raw.startswith(_BETWEEN_SECTIONS):
+            return None
+        if raw.startswith("diff "):
+            self._close()  # "diff -ru a/x b/x": the ---/+++ lines that follow name the files
+            return None
+        if sec is not None and sec.fc is None:
+            self.fail(f"expected a hunk header ('@@ ...') after the '+++' line, got {_excerpt(raw)}")
+        self.fail(f"{_excerpt(raw)} follows a complete hunk (the hunk header counts fewer lines than follow "
+                  "it, or the diff was edited by hand)")
+
+    def _git_header_line(self, raw: str, sec: _Section) -> None:
+        """A line of a 'diff --git' section before its first hunk."""
+        if not sec.old_seen:
+            if raw.startswith("--- "):
+                sec.old, sec.old_seen = _name(raw[4:], self.lineno, "a/"), True
+                return None
+            if self._extended(raw, sec):
+                return None
+            if raw.startswith("Binary files ") and raw.endswith(" differ"):
+                sec.binary = True
+                return None
+            if raw == "GIT binary patch":
+                sec.binary = self.skipping = True  # base85 data up to the next section: never code
+                return None
+            if raw.startswith("@@"):
+                self.fail("hunk without '---'/'+++' lines in its file section")
+            if raw == "" or raw == "-- ":
+                self.skipping = raw == "-- "
+                self._close()  # a section of headers only (mode change, rename, empty file)
+                return None
+            self.fail(f"unexpected line in the header of the file section at line {sec.start}: {_excerpt(raw)}")
+        if not sec.new_seen:
+            if raw.startswith("+++ "):
+                sec.new, sec.new_seen = _name(raw[4:], self.lineno, "b/"), True
+                return None
+            self.fail("'---' line without a '+++' line after it", self.lineno - 1)
+        if raw.startswith("@@"):
+            self._start_hunk(raw)
+            return None
+        self.fail(f"expected a hunk header ('@@ ...') after the '+++' line, got {_excerpt(raw)}")
+
+    def _binary_name(self, raw: str) -> str:
+        body = raw[len("Binary files "):-len(" differ")]
+        left, _, right = body.partition(" and ")
+        name = right if right and right != _DEV_NULL else left
+        return _valid_path(_strip(_strip(name, "b/"), "a/"), self.lineno)
+
+    # -- file sections -------------------------------------------------------------------------
+    def _open_git(self, rest: str) -> None:
+        self._close()
+        sec = self.sec = _Section(self.lineno, git=True)
+        a, b = _git_header_names(rest, self.lineno)
+        sec.header_a = _valid_path(a, self.lineno) if a else None
+        sec.header_b = _valid_path(b, self.lineno) if b else None
+
+    def _extended(self, raw: str, sec: _Section) -> bool:
+        for key in _EXTENDED:
+            if raw.startswith(key):
+                value = raw[len(key):]
+                if key == "new file mode ":
+                    sec.status = FileStatus.ADDED
+                elif key == "deleted file mode ":
+                    sec.status = FileStatus.DELETED
+                elif key in ("rename from ", "rename old ", "copy from "):
+                    sec.rename_from = _name(value, self.lineno, None)
+                    sec.copy = key == "copy from "
+                elif key in ("rename to ", "rename new ", "copy to "):
+                    sec.rename_to = _name(value, self.lineno, None)
+                return True
+        return False
+
+    def _plain_section(self, minus: str, plus: str) -> None:
+        """A plain unified diff's section: '--- old' and '+++ new' (no 'diff --git' line) before the
+        hunk header on the current line."""
+        self._close()
+        sec = self.sec = _Section(self.lineno - 2, git=False)
+        sec.old, sec.old_seen = _name(minus[4:], self.lineno - 2, "a/"), True
+        sec.new, sec.new_seen = _name(plus[4:], self.lineno - 1, "b/"), True
+
+    def _file_change(self) -> FileChange:
+        """The FileChange of the open section (created with its first hunk, or when it closes)."""
+        sec = self.sec
+        if sec.fc is not None:
+            return sec.fc
+        new = sec.new if sec.new_seen else (sec.rename_to or sec.header_b)
+        old = sec.old if sec.old_seen else (sec.rename_from or sec.header_a)
+        if sec.status is FileStatus.DELETED or (sec.new_seen and sec.new is None):
+            status, path = FileStatus.DELETED, old
+        elif sec.status is FileStatus.ADDED or (sec.old_seen and sec.old is None):
+            status, path = FileStatus.ADDED, new
+        elif sec.rename_from is not None or sec.rename_to is not None:
+            status, path = (FileStatus.COPIED if sec.copy else FileStatus.RENAMED), new
+            old = sec.rename_from or old
+        else:
+            status, path = FileStatus.MODIFIED, new or old
+        if not path:
+            self.fail("cannot tell which file this section changes (no '+++' line, no rename headers, and "
+                      "the names of its 'diff --git' line are ambiguous)", sec.start)
+        if sec.binary:
+            status = FileStatus.BINARY
+        old_path = old if old and old != path and status in (FileStatus.RENAMED, FileStatus.COPIED) else None
+        sec.fc = FileChange(path=path, old_path=old_path, status=status, language="unknown", is_binary=sec.binary)
+        return sec.fc
+
+    def _close(self) -> None:
+        sec = self.sec
+        if sec is None:
+            return
+        if sec.new_seen and sec.fc is None and not sec.binary:
+            self.fail("file section without a hunk after its '+++' line", sec.start)
+        fc = self._file_change()
+        self.sec = None
+        self.last_kind = ""
+        fc.language = detect_language(fc.path, fc.added.get(1))
+        if fc.added and _has_surrogates(fc.added):
+            fc.unreadable = "not UTF-8 text"
+        self.files.append(fc)
+
+    # -- hunks ---------------------------------------------------------------------------------
+    def _start_hunk(self, raw: str) -> None:
+        m = _HUNK.match(raw)
+        if m is None:
+            self.fail(f"malformed hunk header {_excerpt(raw)}")
+        old_start, old_len, new_start, new_len = (int(m.group(i)) if m.group(i) is not None else 1
+                                                  for i in (1, 2, 3, 4))
+        if max(old_start + old_len, new_start + new_len) > MAX_LINE_NUMBER:
+            self.fail(f"hunk header {_excerpt(raw)} reaches beyond line {MAX_LINE_NUMBER:,}: no file that long "
+                      "can be checked")
+        fc = self._file_change()
+        if fc.hunks:
+            prev = fc.hunks[-1]
+            if new_start < prev.target_start + prev.target_length or \
+                    old_start < prev.source_start + prev.source_length:
+                self.fail(f"hunk {_excerpt(raw)} overlaps or precedes the hunk before it")
+        fc.hunks.append(Hunk(old_start, old_len, new_start, new_len, m.group(5).strip()))
+        self.old_left, self.new_left = old_len, new_len
+        # A side of length 0 is numbered by the line before it ("@@ -0,0 +1,3 @@"); it has no lines.
+        self.old_no, self.new_no = old_start, new_start
+        self.hunk_line = self.lineno
+        self.in_hunk = old_len > 0 or new_len > 0
+        self.last_kind = ""
+
+    def _hunk_line(self, raw: str) -> None:
+        kind = raw[:1]
+        fc = self.sec.fc
+        value = raw[1:]
+        cr = value[-1:] == "\r"
+        if cr:
+            value = value[:-1]  # a CRLF line ending (unless "\ No newline" follows: see _no_newline)
+        if kind == "+":
+            if self.new_left <= 0:
+                self._overrun(raw)
+            fc.added[self.new_no] = value
+            if cr:
+                fc.crlf_lines.add(self.new_no)
+            self.new_no += 1
+            self.new_left -= 1
+        elif kind == " " or not raw:  # an empty line is an empty context line (trailing space stripped)
+            if self.new_left <= 0 or self.old_left <= 0:
+                self._overrun(raw)
+            fc.context[self.new_no] = value
+            self.new_no += 1
+            self.old_no += 1
+            self.new_left -= 1
+            self.old_left -= 1
+            kind = " "
+        elif kind == "-":
+            if self.old_left <= 0:
+                self._overrun(raw)
+            fc.removed.append((self.old_no, value))
+            self.old_no += 1
+            self.old_left -= 1
+        elif kind == "\\":
+            self._no_newline(raw)
+            return
+        else:
+            self.fail(f"unexpected line inside the hunk that starts at line {self.hunk_line}: {_excerpt(raw)} "
+                      f"({self.old_left} old and {self.new_left} new line(s) still expected)")
+        self.last_kind, self.last_cr = kind, cr
+        if self.old_left <= 0 and self.new_left <= 0:
+            self.in_hunk = False
+
+    def _no_newline(self, raw: str) -> None:
+        """'\\ No newline at end of file': the line before has no line ending, so a "\r" it ends with
+        is its own (a lone CR, a line break for Python), not half of a CRLF."""
+        if self.last_kind not in ("+", "-", " "):
+            self.fail(f"{_excerpt(raw)} is not after a line of a hunk")
+        if self.last_cr and self.last_kind in ("+", " "):
+            n, fc = self.new_no - 1, self.sec.fc
+            fc.crlf_lines.discard(n)
+            target = fc.added if self.last_kind == "+" else fc.context
+            target[n] += "\r"
+        self.last_kind = "\\"
+
+    def _overrun(self, raw: str) -> None:
+        self.fail(f"line {_excerpt(raw)} is beyond what the hunk at line {self.hunk_line} announces "
+                  f"({self.old_left} old and {self.new_left} new line(s) left)")
+
+
+def _has_surrogates(lines: dict[int, str]) -> bool:
+    for value in lines.values():
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
+
 
 def parse_diff(text: str, source: str = "diff") -> ChangeSet:
-    """Parse a unified diff. Raises InputError naming the problem on malformed input."""
+    """Parse a unified diff. Raises InputError naming the line and the problem on malformed input."""
     from sentinel import parallel
 
-    parts = [text]
+    parts = [(text, 1)]
     if len(text) >= PARALLEL_PARSE_BYTES and parallel.can_fork():
-        parts = split_at_files(text, min(parallel.available_cpus(), parallel.MAX_JOBS))
-    files = [fc for part in parallel.map_forked(lambda part: _parse_files(part, source), parts) for fc in part]
+        pieces = split_at_files(text, min(parallel.available_cpus(), parallel.MAX_JOBS))
+        parts, line = [], 1
+        for piece in pieces:
+            parts.append((piece, line))
+            line += piece.count("\n")
+    try:
+        results = parallel.map_forked(lambda part: _parse_part(*part, source), parts)
+    except _Malformed as exc:
+        raise InputError(f"malformed diff ({source}): line {exc.line}: {exc.problem}") from None
+    files = [fc for part in results for fc in part]
+    _refuse_duplicates(files, source)
     if not files and text.strip():
         if _looks_like_diff_attempt(text):
             raise InputError(f"malformed diff ({source}): no file sections could be parsed")
         raise InputError(f"input is not a unified diff ({source}): expected 'diff --git' or '---'/'+++' headers")
     return ChangeSet(files=files, source=source)
+
+
+def _refuse_duplicates(files: list[FileChange], source: str) -> None:
+    """A file changed by two sections: the second would hide what the first adds. git only ever
+    writes one path twice when a file changes type (a deletion, then an addition)."""
+    seen: dict[str, FileChange] = {}
+    for fc in files:
+        other = seen.get(fc.path)
+        if other is not None and FileStatus.DELETED not in (fc.status, other.status):
+            from sentinel.redact import display_path
+
+            raise InputError(f"malformed diff ({source}): {display_path(fc.path)} is changed by two file sections")
+        if other is None or other.status is FileStatus.DELETED:
+            seen[fc.path] = fc
+
+
+def _parse_part(text: str, first_line: int, source: str) -> list[FileChange]:
+    return _Parser(first_line).feed_all(text)
+
+
+def _parse_files(text: str, source: str) -> list[FileChange]:
+    """The files of one diff text (no parallel split); raises InputError like parse_diff."""
+    try:
+        return _parse_part(text, 1, source)
+    except _Malformed as exc:
+        raise InputError(f"malformed diff ({source}): line {exc.line}: {exc.problem}") from None
 
 
 def split_at_files(text: str, parts: int) -> list[str]:
@@ -66,257 +566,6 @@ def split_at_files(text: str, parts: int) -> list[str]:
         start = cut + 1
     out.append(text[start:])
     return out
-
-
-_HUNK = None
-
-
-def _hunk_re():
-    global _HUNK
-    if _HUNK is None:
-        import re
-        _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)")
-    return _HUNK
-
-
-def _header_path(value: str) -> str:
-    """The path of a '--- '/'+++ ' line: up to a tab (timestamps follow one), quoted or not."""
-    return value.split("\t", 1)[0]
-
-
-def _git_header_paths(rest: str) -> tuple[str | None, str | None]:
-    """(a-side, b-side) of 'diff --git A B'. The common case names one path twice, which is cut
-    exactly even when the path itself contains ' b/' (a directory named 'Plan b'); otherwise
-    quoted paths, then the last ' b/' (renames say their paths again in 'rename from/to')."""
-    n = len(rest)
-    if n % 2 == 1 and rest[n // 2] == " ":
-        left, right = rest[: n // 2], rest[n // 2 + 1:]
-        if left[2:] == right[2:] and left[:2] in ("a/", '"a') and right[:2] in ("b/", '"b'):
-            return left, right
-    if rest.startswith('"'):
-        end = rest.find('" ', 1)
-        while end > 0 and rest[end - 1] == "\\":
-            end = rest.find('" ', end + 1)
-        if end > 0:
-            return rest[: end + 1], rest[end + 2:]
-    cut = rest.rfind(" b/")
-    if cut < 0:
-        cut = rest.rfind(' "b/')
-    if cut > 0:
-        return rest[:cut], rest[cut + 1:]
-    return None, None
-
-
-class _Lines:
-    """The lines of a text without their "\\n" (a "\\r" stays), one at a time, with one line of lookahead."""
-
-    __slots__ = ("_it", "_ahead", "number")
-
-    def __init__(self, text: str):
-        import io
-
-        self._it = iter(io.StringIO(text, newline="\n"))
-        self._ahead: str | None = None
-        self.number = 0
-
-    def _read(self) -> str | None:
-        line = next(self._it, None)
-        if line is None:
-            return None
-        return line[:-1] if line[-1:] == "\n" else line
-
-    def next(self) -> str | None:
-        if self._ahead is not None:
-            line, self._ahead = self._ahead, None
-        else:
-            line = self._read()
-        if line is not None:
-            self.number += 1
-        return line
-
-    def peek(self) -> str | None:
-        if self._ahead is None:
-            self._ahead = self._read()
-        return self._ahead
-
-
-class _File:
-    """One file section while it is being read."""
-
-    __slots__ = ("src", "tgt", "git_src", "git_tgt", "binary", "new", "deleted", "rename", "copy", "fc")
-
-    def __init__(self) -> None:
-        self.src = self.tgt = self.git_src = self.git_tgt = None
-        self.binary = self.new = self.deleted = self.rename = self.copy = False
-        self.fc = FileChange(path="", old_path=None, status=FileStatus.MODIFIED, language="unknown")
-
-    def finish(self) -> FileChange | None:
-        src = self.src if self.src is not None else self.git_src
-        tgt = self.tgt if self.tgt is not None else self.git_tgt
-        if src is None and tgt is None:
-            return None
-        path = _strip_prefix(tgt if tgt and tgt != _DEV_NULL else src)
-        old = _strip_prefix(src) if src and src != _DEV_NULL else None
-        fc = self.fc
-        if self.binary:
-            status = FileStatus.BINARY
-        elif self.copy:
-            status = FileStatus.COPIED
-        elif src == _DEV_NULL or self.new:
-            status = FileStatus.ADDED
-        elif tgt == _DEV_NULL or self.deleted:
-            status = FileStatus.DELETED
-        elif self.rename or (old is not None and old != path):
-            status = FileStatus.RENAMED
-        else:
-            status = FileStatus.MODIFIED
-        fc.path, fc.old_path, fc.status, fc.is_binary = path, old if old != path else None, status, self.binary
-        fc.language = detect_language(path, fc.added.get(1))
-        if fc.added and _has_surrogates("\n".join(fc.added.values())):
-            fc.unreadable = "not UTF-8 text"
-        return fc
-
-
-def _parse_files(text: str, source: str) -> list[FileChange]:
-    """A purpose-built, linear parser for what `git diff` prints (and plain unified diffs).
-
-    Lines that mean nothing to it are skipped outside hunks (mail headers, a format-patch
-    signature), as patch(1) and git apply skip them; inside a hunk the header's line counts rule,
-    and a hunk that ends early, or a hunk-like line right after a complete hunk (code the counts
-    would hide from the checks), is a malformed diff naming the line."""
-    # Line by line from a stream rather than one list of every line: a 600K-line diff would hold a
-    # second copy of itself as strings while it is parsed.
-    lines = _Lines(text)
-    files: list[FileChange] = []
-    cur: _File | None = None
-    in_header = False  # between 'diff --git' and the first hunk: '---'/'+++' restate the paths
-    after_hunk = False
-    hunk_re = _hunk_re()
-
-    def bad(n: int, why: str) -> InputError:
-        return InputError(f"malformed diff ({source}): line {n}: {why}")
-
-    def close() -> None:
-        if cur is not None:
-            fc = cur.finish()
-            if fc is not None:
-                files.append(fc)
-
-    while True:
-        line = lines.next()
-        if line is None:
-            break
-        i = lines.number
-        head = line[:1]
-        if head == "@":
-            m = hunk_re.match(line)
-            if m is None:
-                if line.startswith("@@"):
-                    raise bad(i, f"malformed hunk header {line[:80]!r}")
-            else:
-                if cur is None:
-                    raise bad(i, "a hunk before any file header")
-                s_start, s_len = int(m.group(1)), int(m.group(2) or 1) if m.group(2) != "0" else 0
-                t_start, t_len = int(m.group(3)), int(m.group(4) or 1) if m.group(4) != "0" else 0
-                if max(s_start, t_start, s_len, t_len) > 2_000_000_000:
-                    raise bad(i, "a hunk header with absurd line numbers")
-                fc = cur.fc
-                fc.hunks.append(Hunk(s_start, s_len, t_start, t_len, m.group(5).strip()))
-                added, context, removed, crlf = fc.added, fc.context, fc.removed, fc.crlf_lines
-                s_no, t_no = s_start, t_start
-                s_left, t_left = s_len, t_len
-                at = i
-                while s_left > 0 or t_left > 0:
-                    body = lines.next()
-                    if body is None:
-                        raise bad(lines.number, f"the hunk at line {at} ends early "
-                                                f"({s_left} old and {t_left} new line(s) missing)")
-                    i = lines.number
-                    kind = body[:1]
-                    if kind == "+" and t_left > 0:
-                        value = body[1:]
-                        if value[-1:] == "\r":
-                            value = value[:-1]
-                            crlf.add(t_no)
-                        added[t_no] = value
-                        t_no += 1
-                        t_left -= 1
-                    elif kind == "-" and s_left > 0:
-                        removed.append((s_no, body[1:].rstrip("\r")))
-                        s_no += 1
-                        s_left -= 1
-                    elif (kind == " " or body in ("", "\r")) and s_left > 0 and t_left > 0:
-                        context[t_no] = body[1:].rstrip("\r")
-                        s_no += 1
-                        t_no += 1
-                        s_left -= 1
-                        t_left -= 1
-                    elif kind == "\\":
-                        continue  # "\ No newline at end of file"
-                    else:
-                        raise bad(i, f"unexpected {body[:40]!r} inside a hunk ({s_left} old and {t_left} new "
-                                     "line(s) still expected)")
-                in_header, after_hunk = False, True
-                continue
-        if line.startswith("diff --git "):
-            close()
-            cur = _File()
-            cur.git_src, cur.git_tgt = _git_header_paths(line[11:])
-            in_header, after_hunk = True, False
-            continue
-        if head == "-" and line.startswith("--- ") and (lines.peek() or "").startswith("+++ "):
-            if not in_header:  # a plain unified diff: each '---'/'+++' pair starts a file
-                close()
-                cur = _File()
-            cur.src, cur.tgt = _header_path(line[4:]), _header_path(lines.next()[4:])
-            in_header, after_hunk = True, False
-            continue
-        if head == "\\":
-            continue  # "\ No newline at end of file" after the last line of a hunk
-        if after_hunk and head in ("+", "-", " ") and line != "-- ":
-            # More hunk lines than the header counted: git apply calls this a corrupt patch, and the
-            # checks would never see them. ("-- " opens a format-patch signature.)
-            raise bad(i, f"{line[:40]!r} follows a complete hunk (the hunk header counts fewer lines)")
-        if cur is not None and in_header:
-            if line.startswith("new file mode "):
-                cur.new = True
-            elif line.startswith("deleted file mode "):
-                cur.deleted = True
-            elif line.startswith("rename from "):
-                cur.rename, cur.git_src = True, "a/" + line[12:] if not line[12:].startswith('"') else line[12:]
-            elif line.startswith("rename to "):
-                cur.rename, cur.git_tgt = True, "b/" + line[10:] if not line[10:].startswith('"') else line[10:]
-            elif line.startswith("copy from "):
-                cur.copy, cur.git_src = True, "a/" + line[10:] if not line[10:].startswith('"') else line[10:]
-            elif line.startswith("copy to "):
-                cur.copy, cur.git_tgt = True, "b/" + line[8:] if not line[8:].startswith('"') else line[8:]
-            elif line.startswith(("Binary files ", "GIT binary patch")):
-                cur.binary = True
-                if line.startswith("Binary files ") and cur.git_src is None and cur.src is None:
-                    pair = line[13:].rsplit(" differ", 1)[0].split(" and ", 1)
-                    if len(pair) == 2:
-                        cur.src, cur.tgt = pair
-                in_header = False
-        elif line.startswith("Binary files ") and line.endswith(" differ"):
-            # A binary file of a plain diff (`diff -ru`): no 'diff --git' line before it.
-            close()
-            cur = _File()
-            cur.binary = True
-            pair = line[13:-7].split(" and ", 1)
-            cur.src, cur.tgt = pair[0], pair[-1]
-            in_header = after_hunk = False
-            continue
-        after_hunk = False
-    close()
-    return files
-
-
-def _has_surrogates(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _looks_like_diff_attempt(text: str) -> bool:
