@@ -70,6 +70,9 @@ def staged(cwd: str | None = None, started: gitio.StagedSnapshot | None = None) 
 
 
 def parse_range(spec: str) -> tuple[str, str, bool]:
+    """'A..B' / 'A...B' -> (A, B, merge-base?); a missing side is HEAD, as for git. A range that names
+    no commit at all ('..') checks nothing and would pass: refused, like a revision that looks like
+    an option (it would reach git's command line)."""
     if "..." in spec:
         base, head = spec.split("...", 1)
         merge = True
@@ -78,6 +81,12 @@ def parse_range(spec: str) -> tuple[str, str, bool]:
         merge = False
     else:
         raise InputError(f"invalid range {spec!r}: expected A..B or A...B")
+    base, head = base.strip(), head.strip()
+    if not base and not head:
+        raise InputError(f"invalid range {spec!r}: it names no commit (expected A..B or A...B, e.g. main...HEAD)")
+    for rev in (base, head):
+        if rev.startswith("-") or any(c.isspace() or c == "\0" for c in rev):
+            raise InputError(f"invalid revision {rev!r} in range {spec!r}")
     return base or "HEAD", head or "HEAD", merge
 
 

@@ -20,17 +20,19 @@ def add_source_args(p) -> None:
 
 
 def add_gate_args(p) -> None:
+    from sentinel.argparsing import nonempty_text, output_file
+
     p.add_argument("--config", metavar="PATH", help="config file (default: .sentinel.toml or [tool.sentinel])")
     p.add_argument("--fail-level", choices=("info", "warning", "error"), help="lowest severity that fails the gate")
     p.add_argument("--filter-mode", choices=("added", "diff_context", "file", "nofilter"),
                    help="which findings of changed files count (default: added lines only)")
-    p.add_argument("--ban", action="append", default=[], metavar="NAME",
+    p.add_argument("--ban", action="append", default=[], metavar="NAME", type=nonempty_text,
                    help="ban an import/dependency for this run (repeatable)")
     p.add_argument("--no-baseline", action="store_true", help="ignore the baseline file")
     p.add_argument("--format", choices=FORMATS, default="text",
                    help="text (grouped by file), concise (one path:line:col: CODE message line per finding), "
                         "json, sarif (code scanning), github (workflow annotations), markdown")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--output", "-o", metavar="FILE", type=output_file, help="write the report here instead of stdout")
     p.add_argument("--no-color", action="store_true", help="never colour the terminal report")
     p.add_argument("--statistics", action="store_true",
                    help="print how many findings each rule produced instead of the findings (text or json)")
@@ -39,6 +41,8 @@ def add_gate_args(p) -> None:
 
 
 def register(sub) -> None:
+    from sentinel.argparsing import output_file, positive_int
+
     p = sub.add_parser("check", help="run the gate on a change")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="only these files: their part of the change, or the whole file when the change does not "
@@ -50,7 +54,7 @@ def register(sub) -> None:
     p.add_argument("--junit", action="append", default=[], metavar="PATH", help="test report (claim evidence)")
     p.add_argument("--coverage", action="append", default=[], metavar="PATH", help="coverage XML (claim evidence)")
     p.add_argument("--no-memory", action="store_true", help="do not consult or update the experience memory")
-    p.add_argument("--jobs", "-j", type=int, metavar="N",
+    p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
                    help="processes for per-file analysis (default: by change size and cores; 1: serial)")
     fixes = p.add_argument_group("fixes (rules say whether theirs is safe: `sentinel explain CODE`)")
     fixes.add_argument("--fix", action="store_true",
@@ -80,7 +84,7 @@ def register(sub) -> None:
     p = sub.add_parser("baseline", help="write a baseline of the current findings")
     add_source_args(p)
     p.add_argument("--config", metavar="PATH")
-    p.add_argument("--output", "-o", metavar="FILE", default=None,
+    p.add_argument("--output", "-o", metavar="FILE", default=None, type=output_file,
                    help="baseline file (default: config 'baseline' or .sentinel-baseline.json)")
     p.set_defaults(func=cmd_baseline, all_files_default=True)
 
@@ -249,8 +253,11 @@ def _emit(verdict, args, root: str | None = None, changeset=None, fixes: dict | 
             kwargs["fixes"] = fixes
         text = render(verdict, fmt, **kwargs)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise InputError(f"cannot write the report to {args.output}: {exc.strerror or exc}") from None
         if fmt not in ("text", "concise") or getattr(args, "statistics", False):
             # keep a human line on the terminal when the report went to a file
             sys.stdout.write(render(verdict, "text", color=False).splitlines()[-1] + "\n")

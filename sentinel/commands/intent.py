@@ -14,6 +14,8 @@ INTENT_CHECKS = ["drift", "claims"]
 
 
 def register(sub) -> None:
+    from sentinel.argparsing import output_file
+
     from sentinel.commands.core import FORMATS
     p = sub.add_parser("commit-msg", help="check a commit message's claims (and drift from the task) "
                                           "against the staged change")
@@ -24,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("--coverage", action="append", default=[], metavar="PATH", help="coverage XML (claim evidence)")
     p.add_argument("--fail-level", choices=("info", "warning", "error"), help="lowest severity that fails")
     p.add_argument("--format", choices=FORMATS, default="text")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--output", "-o", metavar="FILE", type=output_file, help="write the report here instead of stdout")
     p.add_argument("--no-color", action="store_true", help="never colour the terminal report")
     p.set_defaults(func=cmd_commit_msg)
 

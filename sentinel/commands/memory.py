@@ -14,6 +14,8 @@ DEFAULT_IMPORT_DIR = os.path.join(".sentinel", "cards")
 
 
 def register(sub) -> None:
+    from sentinel.argparsing import nonempty_text, positive_int
+
     p = sub.add_parser("memory", help="experience memory: search and browse governed cards of past fixes")
     msub = p.add_subparsers(dest="memory_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
@@ -25,8 +27,8 @@ def register(sub) -> None:
                                                           "the index shipped with Sentinel)")
 
     q = msub.add_parser("search", help="find cards whose symptoms match a description")
-    q.add_argument("query", help="symptoms, error text, what went wrong")
-    q.add_argument("-k", type=int, default=10, help="number of results (default 10)")
+    q.add_argument("query", type=nonempty_text, help="symptoms, error text, what went wrong")
+    q.add_argument("-k", type=positive_int, default=10, help="number of results (default 10)")
     q.add_argument("--language", help="only cards of this language")
     q.add_argument("--tag", help="only cards with this component, exception or rule tag")
     q.add_argument("--rule", help="only cards linked to this Sentinel rule code")

@@ -15,6 +15,8 @@ EXPORT_MARK = '"format": "sentinel-memory-export"'
 
 
 def register_into(msub) -> None:
+    from sentinel.argparsing import non_negative_float, output_file, positive_int
+
     def common(q, project: bool = True) -> None:
         if project:
             q.add_argument("--project", help="default: the normalised URL of the clone's remote "
@@ -25,7 +27,7 @@ def register_into(msub) -> None:
                             "clone's SQLite file); sqlite:///PATH or postgresql://...")
 
     q = msub.add_parser("patterns", help="recurring failure patterns of this project, with urgency and examples")
-    q.add_argument("--limit", type=int, default=20)
+    q.add_argument("--limit", type=positive_int, default=20)
     add_format_option(q)
     common(q)
     q.set_defaults(func=cmd_patterns)
@@ -42,7 +44,7 @@ def register_into(msub) -> None:
     q = msub.add_parser("forget", help="delete recorded runs (all, older than N days, or one signature)")
     g = q.add_mutually_exclusive_group(required=True)
     g.add_argument("--all", action="store_true", help="every run of the project")
-    g.add_argument("--older-than", type=float, metavar="DAYS", help="runs older than DAYS")
+    g.add_argument("--older-than", type=non_negative_float, metavar="DAYS", help="runs older than DAYS")
     g.add_argument("--signature", metavar="SIG_ID", help="one pattern (its id from `memory patterns`)")
     common(q)
     q.set_defaults(func=cmd_forget)
@@ -54,7 +56,7 @@ def register_into(msub) -> None:
 
     q = msub.add_parser("export", help="write the project's memory (runs, findings, resolutions, learned cards) "
                                        "as JSON lines, to move it to another backend with `memory import`")
-    q.add_argument("-o", "--output", metavar="FILE", default="-", help="default: stdout")
+    q.add_argument("-o", "--output", metavar="FILE", default="-", type=output_file, help="default: stdout")
     q.add_argument("--all-projects", action="store_true", help="every project in the store")
     common(q)
     q.set_defaults(func=cmd_export)

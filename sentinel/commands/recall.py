@@ -10,9 +10,11 @@ from sentinel.errors import InputError
 
 
 def register(sub) -> None:
+    from sentinel.argparsing import positive_int
+
     p = sub.add_parser("recall", help="similar past fixes for a failing test log or traceback")
     p.add_argument("--log", required=True, metavar="FILE", help="the log or traceback (- for stdin)")
-    p.add_argument("-k", type=int, default=5, help="how many fixes (default 5)")
+    p.add_argument("-k", type=positive_int, default=5, help="how many fixes (default 5)")
     p.add_argument("--min-score", type=float, default=None,
                    help="hide fixes scored below this (default: memory.min-score, 0.35)")
     p.add_argument("--config", metavar="PATH", help="config file (default: .sentinel.toml or [tool.sentinel])")
