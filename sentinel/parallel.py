@@ -119,11 +119,49 @@ def _run_part(index: int):
     return fn(parts[index])
 
 
+def _die_with_parent(parent: int) -> None:
+    """Initializer of every worker: it must never outlive the run that forked it (a Ctrl-C or a
+    SIGTERM to a pre-commit hook would otherwise leave workers behind, holding CPU and memory).
+
+    On Linux the kernel sends the worker SIGKILL when its parent dies, however it dies (even by
+    SIGKILL); elsewhere a daemon thread watches for the parent to go. A worker ignores SIGINT: a
+    terminal's Ctrl-C reaches the whole process group, and the parent, not each worker, ends the run."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not _parent_death_signal():
+        import threading
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.2)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="sentinel-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def _parent_death_signal() -> bool:
+    """prctl(PR_SET_PDEATHSIG, SIGKILL); False where there is no such call."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+
+
 def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = True) -> list:
     """[fn(part) for part in parts] on forked workers, results in order. fn and the parts are
     inherited by the fork; only results are pickled back. With `local_first` this process computes
     the first part while `workers` (default: one per other part) take the rest, as they free up.
-    An exception raised by fn in a worker is raised here; a part whose worker died is redone here."""
+    An exception raised by fn in a worker is raised here; a part whose worker died is redone here.
+    However this call ends — an exception, Ctrl-C, SIGTERM — no worker outlives it."""
     global _JOB
     remote = list(range(1 if local_first else 0, len(parts)))
     if not remote:
@@ -133,9 +171,11 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
     from concurrent.futures.process import BrokenProcessPool
 
     _JOB = (fn, parts)
+    pool = ProcessPoolExecutor(max_workers=min(workers or len(remote), len(remote)),
+                               mp_context=multiprocessing.get_context("fork"),
+                               initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
-        with ProcessPoolExecutor(max_workers=min(workers or len(remote), len(remote)),
-                                 mp_context=multiprocessing.get_context("fork")) as pool:
+        with _terminate_on_sigterm():
             futures = {i: pool.submit(_run_part, i) for i in remote}
             results = [fn(parts[0])] if local_first else []
             for i in remote:
@@ -143,9 +183,54 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
                     results.append(futures[i].result())
                 except (BrokenProcessPool, EOFError):
                     results.append(fn(parts[i]))
+        pool.shutdown(wait=True)
+    except BaseException:
+        _stop(pool)  # do not wait for work nobody will read
+        raise
     finally:
         _JOB = None
     return results
+
+
+def _stop(pool) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:
+        try:
+            proc.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        try:
+            proc.join(timeout=1)
+        except (OSError, ValueError, AttributeError, AssertionError):
+            pass
+
+
+class _terminate_on_sigterm:
+    """While workers run, SIGTERM raises SystemExit in this process (its default would end it at
+    once, leaving the stopping of workers to the kernel alone), so map_forked stops them first.
+    Only from the main thread, where Python runs signal handlers."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.previous = None
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+            self.previous = signal.signal(signal.SIGTERM, _raise_exit)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def _raise_exit(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def analyse_parallel(modules: dict, contexts: list, jobs: int) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
