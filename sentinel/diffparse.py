@@ -27,6 +27,7 @@ import re
 
 from sentinel.errors import InputError
 from sentinel.languages import detect_language
+from sentinel.lazyre import lazy_compile
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
 
 _DEV_NULL = "/dev/null"
@@ -39,7 +40,7 @@ MAX_LINE_NUMBER = 10_000_000
 PARALLEL_PARSE_BYTES = 4_000_000
 
 # ASCII digits only (\d also takes other scripts' digits), and few enough for int() to stay cheap.
-_HUNK = re.compile(r"@@ -([0-9]{1,12})(?:,([0-9]{1,12}))? \+([0-9]{1,12})(?:,([0-9]{1,12}))? @@(.*)\Z", re.S)
+_HUNK = lazy_compile(r"@@ -([0-9]{1,12})(?:,([0-9]{1,12}))? \+([0-9]{1,12})(?:,([0-9]{1,12}))? @@(.*)\Z", re.S)
 # git's extended header lines (gitdiff.c): the value after the keyword is a path or a mode.
 _EXTENDED = ("old mode ", "new mode ", "deleted file mode ", "new file mode ", "copy from ", "copy to ",
              "rename from ", "rename to ", "rename old ", "rename new ", "similarity index ",

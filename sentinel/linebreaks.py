@@ -26,17 +26,17 @@ on source text for that reason.
 from __future__ import annotations
 
 import bisect
-import re
 
+from sentinel.lazyre import LazyPattern, lazy_compile
 from sentinel.models import FileChange, Hunk
 
 # A "\r" not followed by "\n" (a "\r" before "\n" belongs to a CRLF ending).
-_LONE_CR = re.compile(r"\r(?!\n)")
-_LONE_CR_OR_SEPARATOR = re.compile("\r(?!\n)|[\u2028\u2029]")
+_LONE_CR = lazy_compile(r"\r(?!\n)")
+_LONE_CR_OR_SEPARATOR = lazy_compile("\r(?!\n)|[\u2028\u2029]")
 _SEPARATOR_LANGUAGES = frozenset({"javascript", "typescript"})
 
 
-def _pattern(language: str) -> re.Pattern:
+def _pattern(language: str) -> LazyPattern:
     return _LONE_CR_OR_SEPARATOR if language in _SEPARATOR_LANGUAGES else _LONE_CR
 
 

@@ -20,6 +20,8 @@ from sentinel.record import Record
 
 # Refuse absurd inputs with a clear message rather than exhausting memory.
 MAX_DIFF_BYTES = 512 * 1024 * 1024
+# A working-tree file larger than this is not read (the diff's own lines stand in for it).
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 class Change(Record):
@@ -42,9 +44,23 @@ class Change(Record):
         if reader is not None:
             reader.close()
         base = root or os.getcwd()
-        full = {p: os.path.join(base, p) for p in paths}
-        found = read_files(list(full.values()))
+        full = {p: inside(base, p) for p in paths}
+        found = read_files(list(full.values()), limit=MAX_FILE_BYTES)
         return {p: found[f] for p, f in full.items()}
+
+
+def inside(base: str, path: str) -> str:
+    """`base`/`path` when it resolves inside `base` (symlinks followed); else an InputError: a diff
+    names files of the repository, and reading (then printing) anything else is an escape."""
+    from sentinel.redact import display_path
+
+    full = os.path.join(base, path)
+    real_base = os.path.realpath(base)
+    real = os.path.realpath(full)
+    if os.path.isabs(path) or (real != real_base and not real.startswith(real_base.rstrip(os.sep) + os.sep)):
+        raise InputError(f"{display_path(path)} resolves outside the repository ({display_path(real)}); "
+                         "refusing to read it")
+    return full
 
 
 def _check_size(data: bytes, what: str) -> None:

@@ -30,8 +30,10 @@ class FileContext:
             if linebreaks.hides_lines(content, change.language):
                 change = linebreaks.logical_change(change, content, change.language)
                 content = linebreaks.logical_text(content, change.language)
-        elif linebreaks.change_hides_lines(change, change.language):
-            change = linebreaks.logical_change(change, stand_in_text(change), change.language)
+        else:
+            _check_stand_in_size(change)
+            if linebreaks.change_hides_lines(change, change.language):
+                change = linebreaks.logical_change(change, stand_in_text(change), change.language)
         self.change = change
         self.path = change.path
         self.language = change.language
@@ -172,6 +174,24 @@ class FileContext:
 
     def path_matches(self, patterns: list[str]) -> bool:
         return path_matches(self.path, patterns)
+
+
+# Without the file's content the diff's lines stand in for it, at their line numbers, with blank
+# lines between: a hunk far down a file the diff alone describes costs a line of memory per line
+# above it. Past this, the input is absurd (no content, a million lines) and is refused.
+STAND_IN_MAX_LINES = 1_000_000
+
+
+def _check_stand_in_size(change: FileChange) -> None:
+    last = max((h.target_start + h.target_length for h in change.hunks[-1:]), default=0)
+    if last > STAND_IN_MAX_LINES:
+        from sentinel.errors import InputError
+        from sentinel.redact import display_path
+
+        raise InputError(f"{display_path(change.path)}: the diff reaches line {last:,} but the file's content "
+                         f"is not available to read, and standing in for it from the diff alone is limited to "
+                         f"{STAND_IN_MAX_LINES:,} lines (check the change with --range or staged, where git "
+                         "provides the file)")
 
 
 def stand_in_text(change: FileChange) -> str:
