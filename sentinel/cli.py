@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sentinel: interrupted", file=sys.stderr)
         return 130
+    except SystemExit as exc:  # SIGTERM while workers run (sentinel.parallel), or a command's sys.exit
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 2

@@ -31,6 +31,7 @@ from sentinel.lazyre import lazy_compile
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
 
 _DEV_NULL = "/dev/null"
+NOT_UTF8 = "not UTF-8 text"  # sentinel.sourcetext.NOT_UTF8: the engine reads such a file again, as it declares
 
 # No source file has ten million lines; a hunk header that says so is hostile or broken, and
 # the checks would have to allocate for every line up to it.
@@ -405,8 +406,12 @@ class _Parser:
         self.sec = None
         self.last_kind = ""
         fc.language = detect_language(fc.path, fc.added.get(1))
-        if fc.added and _has_surrogates(fc.added):
-            fc.unreadable = "not UTF-8 text"
+        if fc.language == "python" and (1 in fc.added or 1 in fc.context):
+            from sentinel.sourcetext import recode_diff_lines
+
+            recode_diff_lines(fc)  # a declared encoding (PEP 263) is how Python reads the file
+        if fc.added and fc.unreadable is None and _has_surrogates(fc.added):
+            fc.unreadable = NOT_UTF8
         self.files.append(fc)
 
     # -- hunks ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Fi
 from sentinel.moved import MovedCode, reverted_files
 from sentinel.record import Record, factory
 from sentinel.sources import Change
+from sentinel.sourcetext import NOT_UTF8, decode_source, recode_change
 from sentinel.suppress import is_suppressed
 
 DEFAULT_BASELINE = ".sentinel-baseline.json"
@@ -34,15 +35,14 @@ class RunOptions(Record):
     jobs: int | None = None  # processes for per-file analysis; None: by change size and cores
 
 
-def _decode(data: bytes | None) -> tuple[str | None, str | None]:
+def _decode(fc, data: bytes | None) -> tuple[str | None, str | None]:
+    """The file's text as its language reads it (sentinel.sourcetext), or why it cannot be read."""
     if data is None:
-        return None, None
-    if b"\0" in data[:8000]:
-        return None, "binary content"
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 text (invalid byte at offset {exc.start})"
+        return None, fc.unreadable
+    text, encoding, problem = decode_source(data, fc.language)
+    if encoding is not None or (text is not None and fc.unreadable):
+        recode_change(fc, data, text, encoding or "utf-8")  # the diff's lines as the file declares them
+    return text, problem
 
 
 def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[list[FileContext], list[NotChecked]]:
@@ -61,20 +61,27 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
         fc.role = resolver.by_path(fc.path) or roles_mod.PRODUCT
         if fc.is_binary or fc.status is FileStatus.BINARY:
             not_checked.append(NotChecked(fc.path, "binary file"))
-        elif fc.unreadable:
+        elif fc.unreadable and not (fc.unreadable == NOT_UTF8 and fc.status is not FileStatus.DELETED
+                                    and not _content_in_diff(fc, change)):
             not_checked.append(NotChecked(fc.path, fc.unreadable))
         elif fc.status is not FileStatus.DELETED and not _content_in_diff(fc, change):
-            wanted.append(fc.path)
+            wanted.append(fc.path)  # (a file whose diff is not UTF-8 too: it may declare its encoding)
+    unchecked = {nc.path for nc in not_checked}
     contents = change.read(wanted)  # even for no paths: it ends a blob reader started early
     for fc in kept:
+        if fc.path in unchecked:
+            continue  # reported as not checked: never also checked
         content: str | None = None
         if fc.path in contents:
-            content, problem = _decode(contents[fc.path])
+            content, problem = _decode(fc, contents[fc.path])
             if problem:
                 not_checked.append(NotChecked(fc.path, problem))
                 continue
             if content is not None and change.content_rev is None and not _consistent(fc, content):
                 content = None  # working tree differs from the diff: use the diff's own lines
+        if content is None and fc.unreadable:
+            not_checked.append(NotChecked(fc.path, fc.unreadable))
+            continue
         ctx = FileContext(fc, config, mode, content, root=cs.root)
         # A tool's output says so at its top; an explicit pattern of the user's wins over what a file says.
         if fc.role == roles_mod.PRODUCT and not resolver.has_user_pattern(fc.path) \

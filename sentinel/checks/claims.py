@@ -26,6 +26,7 @@ import re
 
 from sentinel.intent import lazy_re
 from sentinel.models import CheckResult, CheckStatus, Finding, Severity
+from sentinel.redact import redact
 from sentinel.record import Record, factory
 from sentinel.rules import Rule
 
@@ -601,8 +602,9 @@ _RANK = {Outcome.SUPPORTED: 0, Outcome.UNVERIFIED: 1, Outcome.DOUBTFUL: 2, Outco
 
 def _finding(code: str, severity: Severity, line: int, message: str, sentence: str) -> Finding:
     rule = _RULE[code]
-    return Finding(rule=code, check=CHECK, severity=severity, path=MESSAGE_PATH, line=line, message=message,
-                   code=sentence[:200], hint=rule.hint)
+    # Commit messages and PR bodies carry pasted tokens and passwords: masked before anything is clipped.
+    return Finding(rule=code, check=CHECK, severity=severity, path=MESSAGE_PATH, line=line, message=redact(message),
+                   code=redact(sentence)[:200], hint=rule.hint)
 
 
 def _clip(text: str, width: int = 60) -> str:

@@ -171,12 +171,16 @@ def build_diff(files) -> str:
 
 
 def build_messages(task: str | None, message: str | None, diff: str, cut_note: str) -> list[dict]:
+    """The prompt. Everything in it leaves the machine, so it goes through sentinel.redact first: a
+    provider is never sent a secret (the deterministic checks already report it)."""
+    from sentinel.redact import redact
+
     parts = []
     parts.append("## Task\n" + (task.strip() if task else "(no task given: review against the commit message)"))
     if message and message.strip():
         parts.append("## Commit message / PR description\n" + message.strip())
     parts.append("## Diff" + (f" ({cut_note})" if cut_note else "") + "\n```diff\n" + diff + "```")
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": redact("\n\n".join(parts))}]
 
 
 # --- calling the model ---------------------------------------------------------------------------

@@ -11,156 +11,39 @@ Two independent signals, because each alone is either noisy or blind:
   Weaker names (``signing_key``, ``salt``, ``Authorization``) only count when the value is
   a long high-entropy string: raw entropy alone flags hashes, ids and test vectors.
 
-Nothing here ever returns a secret: :func:`redact_value` and :func:`redact_line` mask values
-so findings, reports and the experience memory can show *where* without showing *what*.
+The catalogue both signals draw on — token formats, credential words, entropy — is one table in
+:mod:`sentinel.redact`, shared with the redaction every output goes through (:func:`redact_value`
+and :func:`redact_line` mask values so findings, reports and the experience memory can show
+*where* without showing *what*). A new token format is a row there.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from functools import lru_cache
 
 from sentinel.lazyre import lazy_compile
-
-# --- token formats ----------------------------------------------------------------------------
-
-# (kind, pattern, how many leading characters are a public prefix that may stay visible)
-TOKEN_FORMATS: tuple[tuple[str, re.Pattern, int], ...] = (
-    ("AWS access key id", lazy_compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"), 4),
-    ("GitHub token", lazy_compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"), 4),
-    ("GitHub fine-grained token", lazy_compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{50,255}"), 11),
-    ("Slack token", lazy_compile(r"(?<![A-Za-z0-9])xox[baprs]-[0-9A-Za-z]{1,48}(?:-[0-9A-Za-z]{1,64}){2,6}"), 5),
-    ("Google API key", lazy_compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"), 4),
-    ("Stripe live secret key", lazy_compile(r"(?<![A-Za-z0-9])[sr]k_live_[0-9A-Za-z]{16,247}"), 8),
-    ("Anthropic API key", lazy_compile(r"(?<![A-Za-z0-9])sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,}"), 7),
-    ("OpenAI API key", lazy_compile(r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ"
-                                    r"[A-Za-z0-9_-]{20,}"), 3),
-    ("GitLab token", lazy_compile(r"(?<![A-Za-z0-9_-])gl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_-]{20,64}"
-                                  r"(?![A-Za-z0-9_-])"), 6),
-    ("npm token", lazy_compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"), 4),
-    ("PyPI token", lazy_compile(r"(?<![A-Za-z0-9_-])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"), 5),
-    ("Hugging Face token", lazy_compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z]{34,40}(?![A-Za-z0-9_])"), 3),
-    ("SendGrid API key", lazy_compile(r"(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"
-                                      r"(?![A-Za-z0-9_-])"), 3),
-    ("Slack webhook URL", lazy_compile(r"https://hooks\.slack\.com/(?:services|workflows)/T[A-Za-z0-9_]{6,}/"
-                                       r"[A-Za-z0-9_]{6,}/[A-Za-z0-9_]{12,}"), 24),
-    ("Shopify access token", lazy_compile(r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])"), 6),
-    ("DigitalOcean token", lazy_compile(r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"), 7),
-    ("age secret key", lazy_compile(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"), 15),
-    # A signed JSON Web Token: three base64url parts, the first two JSON objects ("eyJ" is base64 of '{"').
-    ("JSON Web Token", lazy_compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\."
-                                    r"[A-Za-z0-9_-]{16,}(?![A-Za-z0-9_-])"), 3),
+from sentinel.redact import (  # noqa: F401 - the shared catalogue, re-exported for the checks
+    KEY_MATERIAL as _KEY_MATERIAL,
+    NEUTRAL_SUFFIX as _NEUTRAL_SUFFIX,
+    NOT_SECRET,
+    PRIVATE_KEY_BEGIN,
+    STRONG,
+    STRONG_PAIRS as _STRONG_PAIRS,
+    STRONG_WORDS as _STRONG_WORDS,
+    TOKEN_FORMATS,
+    TOKEN_GATE,
+    TOKEN_LITERALS,
+    URL_CREDENTIALS,
+    WEAK,
+    classify_name,
+    is_high_entropy,
+    name_words,
+    redact_line,
+    redact_value,
+    secret_binding_pattern,
+    shannon_entropy,
 )
-PRIVATE_KEY_BEGIN = lazy_compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-# Key material: a long run of base64 right after the marker or on the next lines. Without it the
-# marker is just a constant (``pem.startswith("-----BEGIN PRIVATE KEY-----")``).
-_KEY_MATERIAL = lazy_compile(r"[A-Za-z0-9+/]{40,}")
-# Substrings one of which every token format contains: a fast ``in`` test before any regex.
-TOKEN_LITERALS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza", "k_live_",
-                  "sk-ant-", "T3BlbkFJ", "PRIVATE KEY", "gl", "npm_", "pypi-", "hf_", "SG.", "hooks.slack", "shp",
-                  "_v1_", "AGE-SECRET", "eyJ")
-# Cheap gate: can this text contain any token format at all?
-TOKEN_GATE = lazy_compile(r"AKIA|ASIA|gh[pousr]_|github_pat_|xox[baprs]-|AIza|k_live_|sk-ant-|T3BlbkFJ|PRIVATE KEY|"
-                          r"gl(?:pat|ptt|dt|rt|cbt|oas)-|npm_|pypi-AgEI|hf_|SG\.|hooks\.slack|shp(?:at|ca|pa|ss)_|"
-                          r"do[opr]_v1_|AGE-SECRET|eyJ")
-
-# --- secret-like names ------------------------------------------------------------------------
-
-_STRONG_WORDS = frozenset({
-    "password", "passwords", "passwd", "pwd", "passphrase", "secret", "secrets", "apikey", "apikeys",
-    "token", "credential", "credentials", "privatekey", "secretkey", "accesskey", "authtoken",
-    "accesstoken", "clientsecret",
-})
-_STRONG_PAIRS = frozenset({
-    ("api", "key"), ("api", "keys"), ("access", "key"), ("secret", "key"), ("private", "key"),
-    ("pass", "word"), ("pass", "phrase"), ("auth", "token"), ("client", "secret"),
-})
-# Weak heads are secrets only with a high-entropy value: most ``*_key`` names are dict keys.
-_WEAK_WORDS = frozenset({"key", "keys", "salt", "authorization", "bearer", "hmac"})
-# Trailing words that do not change what the name holds (``password_value``, ``API_KEY_B64``).
-_NEUTRAL_SUFFIX = frozenset({"value", "val", "str", "string", "plain", "plaintext", "raw", "b64", "base64",
-                             "hex", "bytes", "literal", "override", "default", "base"})
-# A word before the head that makes it something other than the credential itself:
-# limits and flags (max_token), hashes (hashed_password), public halves (public_key), tokenizer
-# vocabulary (pad_token, eos_token), deliberately wrong values in tests (invalid_token).
-_QUALIFIER_PREFIX = frozenset({
-    "max", "min", "num", "n", "is", "has", "use", "uses", "enable", "enabled", "disable", "disabled", "no",
-    "require", "requires", "required", "allow", "allowed", "show", "hide", "total", "count", "len",
-    "length", "should", "can", "must", "hash", "hashed", "encrypted", "masked", "redacted", "obfuscated",
-    "public", "pub", "publishable", "pad", "eos", "bos", "unk", "sep", "mask", "cls", "stop", "start",
-    "end", "special", "next", "prev", "previous", "last", "first", "invalid", "wrong", "bad", "incorrect",
-    "expired", "revoked", "fake", "dummy", "mock", "sample", "example", "placeholder", "get", "set",
-    # pagination and concurrency tokens name a request field or a cursor, not a credential
-    "input", "output", "page", "paging", "pagination", "continuation", "cursor", "sync", "resume",
-    "idempotency", "update", "lock", "csrf", "xsrf",
-})
-_NAME_WORDS = lazy_compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
-
-STRONG, WEAK, NOT_SECRET = 2, 1, 0
-
-
-def name_words(name: str) -> list[str]:
-    """``githubToken`` / ``GITHUB_TOKEN`` / ``github-token`` -> ["github", "token"]."""
-    return [w.lower() for w in _NAME_WORDS.findall(name)]
-
-
-def _stem_words(name: str) -> list[str]:
-    """Words without numbering: password2 -> password, access_token_1 -> access, token (b64 stays)."""
-    out = []
-    for w in name_words(name):
-        if w.isdigit():
-            continue
-        out.append(w if w in _NEUTRAL_SUFFIX else w.rstrip("0123456789"))
-    return out
-
-
-@lru_cache(maxsize=4096)
-def classify_name(name: str, extra: tuple[str, ...] = ()) -> int:
-    """STRONG when the name's head word is a credential word, WEAK for ``*_key``-like heads."""
-    words = _stem_words(name)
-    while len(words) > 1 and words[-1] in _NEUTRAL_SUFFIX:
-        words.pop()
-    if not words:
-        return NOT_SECRET
-    head, before = words[-1], words[:-1]
-    level = NOT_SECRET
-    for phrase in extra:
-        pw = _stem_words(phrase)
-        if pw and words[-len(pw):] == pw:
-            level, before = STRONG, words[:-len(pw)]
-            break
-    if level == NOT_SECRET:
-        if len(words) >= 2 and (words[-2], head) in _STRONG_PAIRS:
-            level, before = STRONG, words[:-2]
-        elif head in _STRONG_WORDS:
-            level = STRONG
-        elif head in _WEAK_WORDS:
-            level = WEAK
-    if level and any(w in _QUALIFIER_PREFIX for w in before):
-        return NOT_SECRET
-    return level
-
-
-# Gates run over lowercased text: a case-insensitive alternation is several times slower in ``re``
-# than ``str.lower()`` plus a case-sensitive one, and the leading letters are factored for speed.
-_STRONG_GATE_WORDS = r"p(?:ass(?:wd|word|phrase)?|wd|rivate.?key)|secret|a(?:pi.?key|ccess.?key)|token|credential"
-_WEAK_GATE_WORDS = r"key|salt|auth|bearer|hmac"
-# The rest of a key after the secret word, then the binding operator: "password": / API_KEY_2 = / token:=
-_BINDING_TAIL = r"""[\w$.\-]*["'\]]*[ \t]*[:=]"""
-
-
-def secret_binding_pattern(extra: tuple[str, ...] = (), weak: bool = True) -> re.Pattern:
-    """Gate for *lowercased* text: a secret-like word inside a key followed by ``=`` or ``:``."""
-    return _binding_pattern(tuple(sorted(extra)), weak)
-
-
-@lru_cache(maxsize=64)
-def _binding_pattern(extra: tuple[str, ...], weak: bool) -> re.Pattern:
-    words = _STRONG_GATE_WORDS + (f"|{_WEAK_GATE_WORDS}" if weak else "")
-    words += "".join(f"|{re.escape(w.lower())}" for w in extra if w)
-    return re.compile(f"(?:{words}){_BINDING_TAIL}")
-
+from sentinel.redact import stem_words as _stem_words
 
 # --- values -----------------------------------------------------------------------------------
 
@@ -203,10 +86,7 @@ _URL_CREDS = lazy_compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^/@:\s]*):(?P<p
 _AUTH_SCHEME = lazy_compile(r"^(?:Bearer|Basic|Token|token|bearer)\s+(?=\S+$)")
 _VERSION = lazy_compile(r"^[~^<>=v]*\d+(?:\.[\dx*]+)+\S*$")
 _UUID = lazy_compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_B64ISH = lazy_compile(r"^[A-Za-z0-9+/=_\-]+$")
-_HEXISH = lazy_compile(r"^[0-9a-fA-F\-]+$")
 MIN_NAMED_LENGTH = 6
-MIN_ENTROPY_LENGTH = 20
 
 
 def _squash(text: str) -> str:
@@ -251,33 +131,6 @@ def _label_like(value: str) -> bool:
     parts = [p for w in words for p in name_words(w) if not p.isdigit()]
     return len(parts) >= 2 and (any(p in _STRONG_WORDS or p in _MARKER_WORDS for p in parts)
                                 or any(pair in _STRONG_PAIRS for pair in zip(parts, parts[1:])))
-
-
-def shannon_entropy(text: str) -> float:
-    if not text:
-        return 0.0
-    n = len(text)
-    counts: dict[str, int] = {}
-    for ch in text:
-        counts[ch] = counts.get(ch, 0) + 1
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-def is_high_entropy(value: str, threshold: float) -> bool:
-    """At least 20 characters of base64/hex alphabet whose entropy is high for its length.
-
-    ``threshold`` is in bits per character for base64 (at most 6). A string cannot carry more
-    than log2(len) bits per character, and hex at most 4, so the threshold is scaled by the
-    maximum reachable entropy: 4.5 means 75% of the maximum (4.5 for long base64, 3.0 for hex).
-    """
-    if len(value) < MIN_ENTROPY_LENGTH or not _B64ISH.match(value):
-        return False
-    # Random keys of this length all but surely mix digits and letters; long words do not.
-    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
-        return False
-    alphabet_bits = 4.0 if _HEXISH.match(value) else 6.0
-    reachable = min(math.log2(len(value)), alphabet_bits)
-    return shannon_entropy(value) >= threshold * reachable / 6.0
 
 
 def assess_value(value: str, level: int, name: str = "", threshold: float = 4.5,
@@ -369,10 +222,6 @@ def find_tokens(text: str, in_test: bool = False):
                 yield m.start(), m.end(), kind
 
 
-# Credentials inside a URL anywhere in a line (a DSN in a settings file, a private index in requirements.txt).
-# Bounded quantifiers keep a hostile 100 KB line linear.
-URL_CREDENTIALS = lazy_compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{1,24})://"
-                               r"(?P<user>[^\s/@:'\"<>`]{0,128}):(?P<pw>[^\s/@'\"<>`]{1,256})@(?=[\w\[])")
 _URL_PLACEHOLDER_PW = frozenset({"pass", "password", "passwd", "pw", "pwd", "secret", "user", "username", "token",
                                  "apikey", "api_key", "key", "x", "xx", "xxx", "****", "changeme", "foo", "bar",
                                  "mypassword", "yourpassword", "pass123", "password123", "secret123", "admin",
@@ -431,63 +280,3 @@ def private_key_at(lines: list[str], n: int, in_test: bool = False) -> re.Match 
         if km:
             return None if token_is_placeholder(km.group(), in_test) else m
     return None
-
-
-# --- redaction --------------------------------------------------------------------------------
-
-def redact_value(value: str) -> str:
-    """'hunter2' -> 'hu***': enough to recognise which value, never enough to use it."""
-    return value[:2] + "***" if len(value) >= 6 else "***"
-
-
-_ASSIGNED = lazy_compile(
-    r"""(?P<key>[A-Za-z_$@][\w$.\-]*)["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\]|]*[ \t]*=|:=|=>|=|:)(?!=)[ \t]*"""
-    r"""(?:(?P<q>["'`])(?P<qval>[^"'`\n]*)(?P=q)|(?P<val>[^\s"'`,;(){}\[\]#]+)[ \t]*(?:[#;].*)?$)""")
-_B64_RUN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/_-])")
-_URL_CREDS_ANY = lazy_compile(r"(?P<pre>[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s\"']*:)(?P<pw>[^/@\s\"']+)(?=@)")
-
-
-def redact_line(line: str, extra: tuple[str, ...] = ()) -> str:
-    """Mask anything credential-like in a line of text: known token formats, private key material,
-    passwords inside URLs, and literals bound to secret-like names. Safe to call on any string
-    (reporters and the memory layer use it as a last line of defence)."""
-    if not line:
-        return line
-    out = line
-    if any(lit in out for lit in TOKEN_LITERALS) and TOKEN_GATE.search(out):
-        for _, pattern, keep in TOKEN_FORMATS:
-            out = pattern.sub(lambda m, k=keep: m.group()[:k] + "***", out)
-        pk = PRIVATE_KEY_BEGIN.search(out)
-        if pk:
-            out = out[:pk.end()] + _KEY_MATERIAL.sub("<redacted>", out[pk.end():])
-    if "://" in out and "@" in out:
-        out = _URL_CREDS_ANY.sub(lambda m: m.group("pre") + "***", out)
-    if len(out) >= 40 and _B64_RUN.search(out):
-        out = _B64_RUN.sub(_mask_key_material, out)
-    if secret_binding_pattern(extra, weak=False).search(out.lower()):
-        out = _ASSIGNED.sub(lambda m: _mask_assignment(m, extra), out)
-    return out
-
-
-def _mask_key_material(m: re.Match) -> str:
-    """A long mixed-case base64 run (a PEM body line, a raw key) reported on its own line by some
-    other rule; hex digests and identifiers are left alone."""
-    run = m.group()
-    if any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run) \
-            and is_high_entropy(run.rstrip("="), 4.5):
-        return "<redacted>"
-    return run
-
-
-def _mask_assignment(m: re.Match, extra: tuple[str, ...]) -> str:
-    key = m.group("key").lstrip("$@")
-    if classify_name(key, extra) != STRONG:
-        return m.group()
-    group = "qval" if m.group("q") else "val"
-    value = m.group(group)
-    if value is None or len(value) < 4 or is_placeholder(value, key) or "***" in value:
-        return m.group()
-    start, end = m.span(group)
-    base = m.start()
-    text = m.group()
-    return text[:start - base] + redact_value(value) + text[end - base:]

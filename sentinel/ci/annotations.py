@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sentinel.models import CheckStatus, Verdict
 from sentinel.report.github import COMMANDS, annotation, command
+from sentinel.redact import display_path, scrub_verdict
 from sentinel.report.terminal import redact
 
 PER_KIND = 10
@@ -23,13 +24,15 @@ def _diff_order(verdict: Verdict, file_order: list[str]):
 def render(verdict: Verdict, file_order: list[str] | None = None, rules: dict | None = None,
            per_kind: int = PER_KIND) -> tuple[str, int]:
     """(workflow commands to print, number of items left out)."""
+    verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     items: list[tuple[str, str]] = []
     # A crashed check matters more than any single finding: it goes first in the error budget.
     for r in verdict.checks:
         if r.status is CheckStatus.ERROR:
             items.append(("error", command("error", f"check '{r.check}' crashed: {redact(r.reason) or 'no reason'}",
                                            title=f"sentinel: {r.check} crashed")))
-    for f in sorted(verdict.findings, key=_diff_order(verdict, file_order or [])):
+    order = [display_path(p) for p in file_order or []]  # as the scrubbed verdict shows them
+    for f in sorted(verdict.findings, key=_diff_order(verdict, order)):
         items.append((COMMANDS[f.severity], annotation(f, rules)))
     for nc in verdict.not_checked:
         items.append(("warning", command("warning", f"not checked: {redact(nc.reason)}", file=nc.path,

@@ -16,6 +16,7 @@ Only comments this token wrote are ever edited or deleted (see GitHubApi.is_ours
 from __future__ import annotations
 
 from sentinel.models import Finding, Severity, Verdict
+from sentinel.redact import display_path, safe_to_post
 from sentinel.report.locate import is_pseudo_path
 
 _ICON = {Severity.ERROR: "\U0001F534", Severity.WARNING: "\U0001F7E1", Severity.INFO: "\U0001F535"}
@@ -31,8 +32,8 @@ def on_changed_lines(verdict: Verdict, changeset) -> list[tuple[Finding, str]]:
     out = []
     for f, fp in zip(verdict.findings, fingerprints(verdict.findings)):
         fc = files.get(f.path)
-        if fc is None or is_pseudo_path(f.path) or not f.line:
-            continue
+        if fc is None or is_pseudo_path(f.path) or not f.line or display_path(f.path) != f.path:
+            continue  # (a name that is not plain UTF-8 cannot be addressed by the API: the summary has it)
         if f.line in fc.added or fc.in_hunks(f.line):
             out.append((f, fp))
     out.sort(key=lambda pair: (-pair[0].severity.rank, order.get(pair[0].path, 0), pair[0].line))
@@ -61,6 +62,8 @@ def _suggestion_for(f: Finding, suggestions: dict | None, changeset):
     fc = changeset.file(f.path) if s is not None else None
     if fc is None or not all(n in fc.added or fc.in_hunks(n) for n in range(s.start_line, s.line + 1)):
         return None
+    if not safe_to_post(s.block):
+        return None  # the suggested code holds a secret: posting it would leak it, masking it would break it
     return s
 
 

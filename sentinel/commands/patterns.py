@@ -96,10 +96,15 @@ def _project(args, cfg, root, git_dir) -> str:
 
 # --- commands ---------------------------------------------------------------------------------------------
 def cmd_patterns(args) -> int:
+    from sentinel.redact import redact
+
     cfg, root, git_dir = _context(args)
     project = _project(args, cfg, root, git_dir)
     with _store(args, cfg, git_dir) as store:
         pats = store.patterns(project, limit=max(1, args.limit))
+    for p in pats:  # a store written by a version before sentinel.redact may still hold a secret
+        p.signature = redact(p.signature)
+        p.last_resolution = redact(p.last_resolution) if p.last_resolution else p.last_resolution
     if args.json:
         print(json.dumps({"project": project, "patterns": [p.to_json() for p in pats]}, indent=2))
         return 0

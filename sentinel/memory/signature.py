@@ -133,7 +133,11 @@ def normalize_text(text: str) -> str:
 
 
 def signature(rule: str, message: str, code: str = "") -> str:
-    return f"{rule}|{normalize_text(message)}|{normalize_code(code)}"
+    """Secrets are masked before anything is normalised: a signature is stored, printed by `memory
+    patterns` and shown in recall, and a credential on the offending line must reach none of them."""
+    from sentinel.redact import redact
+
+    return f"{rule}|{normalize_text(redact(message))}|{normalize_code(redact(code))}"
 
 
 def signature_id(sig: str) -> str:

@@ -9,6 +9,7 @@ the output, as in every format.
 from __future__ import annotations
 
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
+from sentinel.redact import scrub_verdict
 from sentinel.report.terminal import clean, summary_line
 
 _BOLD, _RESET = "\033[1m", "\033[0m"
@@ -33,6 +34,7 @@ def line(f: Finding, color: bool = False) -> str:
 
 
 def render(verdict: Verdict, color: bool = False, **_) -> str:
+    verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     out = [line(f, color) for f in sorted(verdict.findings, key=Finding.sort_key)]
     for r in verdict.checks:
         if r.status is CheckStatus.ERROR:

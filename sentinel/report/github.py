@@ -11,6 +11,7 @@ raw newline, so a hostile path or message cannot start a workflow command of its
 from __future__ import annotations
 
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
+from sentinel.redact import scrub_verdict
 from sentinel.report.terminal import check_status_parts, clean, redact, shorten, summary_line
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -66,6 +67,7 @@ def render(verdict: Verdict, rules: dict | None = None, per_kind: int = PER_KIND
     GitHub shows at most ``per_kind`` annotations of each kind per step and silently drops the
     rest, so findings past that cap are printed as plain log lines instead of vanishing.
     """
+    verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     items: list[tuple[str, str, str | None]] = []  # (kind, command, plain fallback)
     for r in verdict.checks:
         if r.status is CheckStatus.ERROR:

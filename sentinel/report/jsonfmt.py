@@ -12,6 +12,7 @@ from enum import Enum
 from sentinel.baseline import fingerprint
 from sentinel.models import Finding, Verdict
 from sentinel.record import Record
+from sentinel.redact import scrub_verdict
 from sentinel.report.terminal import redact
 
 SCHEMA_VERSION = 1
@@ -52,6 +53,7 @@ class _Encoder:
 
 
 def to_dict(verdict: Verdict) -> dict:
+    verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     from sentinel import __version__
 
     body = _Encoder().value(verdict)

@@ -17,6 +17,7 @@ import re
 from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
 from sentinel.report.locate import MESSAGE_PATH, is_pseudo_path
+from sentinel.redact import scrub_verdict
 from sentinel.report.terminal import check_status_parts, counts_phrase, group_by_path, location, redact
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -216,6 +217,7 @@ def _cut(text: str, limit: int) -> str:
 
 def render(verdict: Verdict, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "Sentinel", links: Links | None = None,
            **_) -> str:
+    verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     head = [_headline(verdict, title), "", _facts(verdict)]
     checks = _checks_line(verdict)
     if checks:

@@ -29,6 +29,7 @@ from sentinel.models import CheckStatus, Finding, Severity, Verdict
 from sentinel.report import ruledoc
 from sentinel.report.links import PROJECT_URL, rule_url, semantic_version
 from sentinel.report.locate import Locator, is_pseudo_path
+from sentinel.redact import safe_to_post, scrub_verdict
 from sentinel.report.terminal import redact
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -53,7 +54,8 @@ def level(severity: Severity) -> str:
 
 def artifact_uri(path: str) -> str:
     """A repository-relative path as a relative URI reference (spaces, '%', '#' and the like encoded)."""
-    return quote(path.replace(os.sep, "/").lstrip("/"), safe="/-._~!$&'()*+,;=@")
+    # Bytes of a name that is not UTF-8 (carried as surrogates) are percent-encoded as they are.
+    return quote(path.replace(os.sep, "/").lstrip("/"), safe="/-._~!$&'()*+,;=@", errors="surrogateescape")
 
 
 def rule_descriptor(rule) -> dict:
@@ -211,6 +213,10 @@ def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None
 
 def render(verdict: Verdict, rules: dict | None = None, root: str | None = None, locator: Locator | None = None,
            fixes: dict | None = None, **_) -> str:
+    copies: dict[int, object] = {}
+    verdict = scrub_verdict(verdict, copies)  # sentinel.redact: the one output path
+    if fixes:  # keyed by id(finding): re-key to the scrubbed copies; a fix that would carry a secret is dropped
+        fixes = {id(copies[k]): v for k, v in fixes.items() if k in copies and safe_to_post(v)}
     if rules is None:
         rules = _all_rules()
     # Pretty-printing forces the pure-Python encoder (~20x slower); big logs are written compact.

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 from sentinel.models import Verdict
+from sentinel.redact import scrub_verdict
 from sentinel.report.terminal import summary_line
 
 
@@ -25,6 +26,7 @@ def rows(verdict: Verdict, rules: dict | None = None) -> list[dict]:
 
 
 def render(verdict: Verdict, rules: dict | None = None, as_json: bool = False, **_) -> str:
+    verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     table = rows(verdict, rules)
     if as_json:
         return json.dumps(table, indent=2) + "\n"

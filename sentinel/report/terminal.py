@@ -10,6 +10,9 @@ import re
 
 from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckResult, CheckStatus, Finding, Severity, Verdict
+# The one redaction path of every output (secrets masked, bytes that were not UTF-8 escaped, paths
+# shown as git quotes them): reporters scrub the verdict first; `redact` is re-exported for them.
+from sentinel.redact import redact, scrub_verdict  # noqa: F401
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _GREEN = "\033[32m"
@@ -29,37 +32,6 @@ _REASON_WIDTH = 70
 # Control characters (ANSI escapes included) and bidi overrides from a changed file must not
 # drive the terminal or reorder what the reader sees.
 _UNSAFE = lazy_compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-_redact_line = None
-# Messages repeat across findings (one wording per rule) and several formats redact the same
-# text: remember recent answers instead of running the secret patterns again.
-_redacted: dict[str, str] = {}
-_REDACT_CACHE = 8192
-
-
-def redact(text: str) -> str:
-    """Last line of defence: checks already redact secrets; this catches any that slipped through."""
-    global _redact_line
-    if not text:
-        return text
-    done = _redacted.get(text)
-    if done is not None:
-        return done
-    if _redact_line is None:
-        try:
-            from sentinel.checks.secrets import redact_line
-        except ImportError:
-            redact_line = _identity
-        _redact_line = redact_line
-    if len(_redacted) >= _REDACT_CACHE:
-        _redacted.clear()
-    done = _redacted[text] = _redact_line(text)
-    return done
-
-
-def _identity(text: str) -> str:
-    return text
-
 
 def clean(text: str) -> str:
     """Redacted, single-line, free of terminal control sequences."""
@@ -199,6 +171,7 @@ def suppression_hint(f: Finding) -> str:
 
 
 def render(verdict: Verdict, color: bool = False, **_) -> str:
+    verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     def c(text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if color else text
 

@@ -27,11 +27,19 @@ def _redact(text: str | None) -> str | None:
     """The one redaction path for anything the store keeps (messages, subjects)."""
     if not text:
         return text
-    try:
-        from sentinel.redact import redact  # type: ignore[import-not-found]
-    except ImportError:
-        from sentinel.checks.secrets import redact_line as redact  # until sentinel.redact lands
+    from sentinel.redact import redact
+
     return redact(text)
+
+
+def _path(path: str | None) -> str | None:
+    """A path as stored: shown as git quotes it when its bytes are not UTF-8 (the database takes valid
+    UTF-8 only; a name that is not would crash the write)."""
+    if not path:
+        return path
+    from sentinel.redact import display_path
+
+    return _redact(display_path(path))
 
 
 class SQLStore(ABC):
@@ -139,7 +147,7 @@ class SQLStore(ABC):
             self._exec(
                 "INSERT INTO findings(run_id, sig_id, signature, rule, path, message, line, severity, blocking) "
                 "VALUES (?,?,?,?,?,?,?,?,?)",
-                (run_id, signature_id(f.signature), f.signature, f.rule, f.path,
+                (run_id, signature_id(f.signature), f.signature, f.rule, _path(f.path),
                  _redact((f.message or "")[:MAX_MESSAGE]), f.line, f.severity, 1 if f.blocking else 0))
 
     def _resolve(self, run: RunRecord, key: str, now: float) -> list[str]:
@@ -154,7 +162,7 @@ class SQLStore(ABC):
             "AND r.created_at<=? AND r.content_digest<>?",
             (run.project, run.change, since, now, run.content_digest or key))
         still = {signature_id(f.signature) for f in run.findings}
-        paths = set(run.paths) if run.paths is not None else None
+        paths = {_path(p) for p in run.paths} if run.paths is not None else None
         gone = sorted({sig for sig, path in rows
                        if sig not in still and (paths is None or not path or path in paths)})
         for sig in gone:
