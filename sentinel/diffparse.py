@@ -405,6 +405,9 @@ class _Parser:
         fc = self._file_change()
         self.sec = None
         self.last_kind = ""
+        for first in (fc.added, fc.context):
+            if first.get(1, "").startswith("\ufeff"):
+                first[1] = first[1][1:]  # a byte order mark is not text (see sentinel.sourcetext.strip_bom)
         fc.language = detect_language(fc.path, fc.added.get(1))
         if fc.language == "python" and (1 in fc.added or 1 in fc.context):
             from sentinel.sourcetext import recode_diff_lines

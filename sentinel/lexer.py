@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 
 from sentinel.languages import HASH_COMMENT, SLASH_COMMENT
-from sentinel.lazyre import LazyPattern, lazy_compile
 from sentinel.record import Record, factory
 
 # String prefixes (r, b, f, u...) are ordinary code characters here: they never change where
@@ -27,16 +26,108 @@ _TDQ = r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
 _TSQ = r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
 _BACKTICK = r"`[^`\\]*(?:\\.[^`\\]*)*`"
 
-_PY = lazy_compile(rf"""(?=[#'"])(?:(?P<c>#[^\r\n]*)|(?P<s>{_TDQ}|{_TSQ}|{_DQ}|{_SQ}))""", re.S)
+
+
+class _Syntax:
+    """A language's comment and string tokens, tried in order at each position, as one regex.
+
+    Linear time on hostile lines: an unterminated literal makes the regex scan to the end of its
+    line (or of the file, for kinds that span lines) and fail, and a naive search then retries
+    from every later opener — quadratic on ``\\"\\"\\"...``. But when a literal fails at p,
+    every later opener of the same kind up to where the failed scan stopped fails too (the scan
+    consumed each of them in the same state a scan starting there would be in), so that kind is
+    switched off until then: the tokens found are exactly the naive search's.
+
+    Each kind is (group, regex, opener, scope): ``scope`` "line" or "file" is how far a failure
+    switches the kind off; None for kinds that cannot fail expensively."""
+
+    def __init__(self, kinds: list[tuple[str, str, str | None, str | None]], flags: int = re.S):
+        self.kinds = kinds
+        self.flags = flags
+        self.groups = {f"k{i}": kind[0] for i, kind in enumerate(kinds)}  # regex group -> "c" / "s"
+        self._patterns: dict[frozenset, re.Pattern] = {}
+
+    def pattern(self, off: frozenset) -> re.Pattern:
+        pat = self._patterns.get(off)
+        if pat is None:
+            alts, firsts, openers = [], set(), set()
+            for i, (_, regex, opener, scope) in enumerate(self.kinds):
+                if i in off:
+                    continue
+                alts.append(f"(?P<k{i}>{regex})")
+                firsts.add(_first_char(regex))
+                if scope:
+                    openers.add(opener[0])
+            if openers:  # every alternative failed here: note which kinds, move on one character
+                alts.append(f"(?P<u>[{re.escape(''.join(sorted(openers)))}])")
+            lookahead = re.escape("".join(sorted(firsts | openers)))
+            pat = self._patterns[off] = re.compile(f"(?=[{lookahead}])(?:{'|'.join(alts)})", self.flags)
+        return pat
+
+    def tokens(self, text: str, pos: int = 0):
+        """(start, end, group) of each comment ("c") and string ("s") from `pos` on, in order."""
+        groups = self.groups
+        off: dict[int, int] = {}  # kind index -> offset where it is tried again
+        n = len(text)
+        while pos < n:
+            if not off:  # the common case: one C-level scan until something fails to close
+                for m in self.pattern(_NONE_OFF).finditer(text, pos):
+                    name = m.lastgroup
+                    if name == "u":
+                        pos = self._switch_off(text, m.start(), off)
+                        break
+                    yield m.start(), m.end(), groups[name]
+                else:
+                    return
+                continue
+            off = {k: until for k, until in off.items() if until > pos}
+            m = self.pattern(frozenset(off)).search(text, pos)
+            back = min(off.values()) if off else n
+            if m is None or m.start() >= back:
+                if back >= n:
+                    return
+                pos = back  # a kind is tried again from there: look again with it
+                continue
+            if m.lastgroup == "u":
+                pos = self._switch_off(text, m.start(), off)
+                continue
+            yield m.start(), m.end(), groups[m.lastgroup]
+            pos = m.end()
+
+    def _switch_off(self, text: str, start: int, off: dict[int, int]) -> int:
+        """Every kind opening at `start` failed there: off until its scan's reach. Next position."""
+        for i, (_, _, opener, scope) in enumerate(self.kinds):
+            if scope and i not in off and text.startswith(opener, start):
+                line_end = text.find("\n", start)
+                off[i] = len(text) if scope == "file" or line_end < 0 else line_end
+        return start + 1
+
+
+_NONE_OFF: frozenset = frozenset()
+
+
+def _first_char(regex: str) -> str:
+    """The literal character every match of one of our token regexes starts with."""
+    if regex.startswith("(?<!"):
+        regex = regex[regex.index(")") + 1:]
+    return regex[1] if regex[0] == "\\" else regex[0]
+
+
+_PY = _Syntax([("c", r"#[^\r\n]*", None, None), ("s", _TDQ, '"""', "file"), ("s", _TSQ, "'''", "file"),
+               ("s", _DQ, '"', "line"), ("s", _SQ, "'", "line")])
 # Shell-like: "#" starts a comment only at a word start ($#, ${#x}, a#b are code); single
 # quotes have no escapes.
-_HASH = lazy_compile(r"""(?=[#'"])(?:(?P<c>(?<![^\s])#[^\r\n]*)|(?P<s>"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\n]*'))""",
-                     re.S)
-_SLASH = lazy_compile(rf"""(?=[/'"`])(?:(?P<c>//[^\r\n]*|/\*.*?\*/)|(?P<s>{_DQ}|{_SQ}|{_BACKTICK}))""", re.S)
+_HASH = _Syntax([("c", r"(?<![^\s])#[^\r\n]*", None, None), ("s", _DQ, '"', "line"), ("s", r"'[^'\n]*'", None, None)])
+_BLOCK = r"/\*.*?\*/"
+_SLASH = _Syntax([("c", r"//[^\r\n]*", None, None), ("c", _BLOCK, "/*", "file"), ("s", _DQ, '"', "line"),
+                  ("s", _SQ, "'", "line"), ("s", _BACKTICK, "`", "file")])
 # Rust: 'a is a lifetime, so a quote starts a literal only when it closes one character later.
 _RUST_CHAR = r"""'(?:\\(?:u\{[0-9a-fA-F]{1,6}\}|x[0-9a-fA-F]{2}|.)|[^'\\\n])'"""
-_RUST = lazy_compile(rf"""(?=[/'"])(?:(?P<c>//[^\r\n]*|/\*.*?\*/)|(?P<s>{_DQ}|{_RUST_CHAR}))""", re.S)
-_SQL = lazy_compile(r"""(?=[-/'])(?:(?P<c>--[^\r\n]*|/\*.*?\*/)|(?P<s>'(?:''|[^'])*'))""", re.S)
+_RUST = _Syntax([("c", r"//[^\r\n]*", None, None), ("c", _BLOCK, "/*", "file"), ("s", _DQ, '"', "line"),
+                 ("s", _RUST_CHAR, None, None)])
+# SQL doubles a quote to escape it: a failed literal does not make later ones fail (no switch-off
+# needed, nor is the retry expensive: the next quote closes at once).
+_SQL = _Syntax([("c", r"--[^\r\n]*", None, None), ("c", _BLOCK, "/*", "file"), ("s", r"'(?:''|[^'])*'", None, None)])
 
 
 class Lexed(Record):
@@ -53,7 +144,7 @@ class Lexed(Record):
         return self.code[line] if 0 < line < len(self.code) else ""
 
 
-def _pattern(language: str) -> LazyPattern | None:
+def _pattern(language: str) -> _Syntax | None:
     if language == "python":
         return _PY
     if language == "rust":
@@ -68,8 +159,8 @@ def _pattern(language: str) -> LazyPattern | None:
 
 
 def lex(text: str, language: str) -> Lexed:
-    pattern = _pattern(language)
-    if pattern is None:
+    syntax = _pattern(language)
+    if syntax is None:
         return Lexed(code=[""] + text.split("\n"), comments={}, string_lines=set())
     comments: dict[int, str] = {}
     string_lines: set[int] = set()
@@ -78,13 +169,14 @@ def lex(text: str, language: str) -> Lexed:
     pos = 0
     line = 1  # line number at offset ``pos``; matches arrive in order, so count incrementally
     count = text.count
-    for m in pattern.finditer(text):
-        start, end = m.span()
+
+    def take(start: int, end: int, group: str) -> None:
+        nonlocal pos, line
         line += count("\n", pos, start)
         pieces.append(text[pos:start])
-        token = m.group()
+        token = text[start:end]
         newlines = token.count("\n")
-        if m.lastgroup == "c":
+        if group == "c":
             if newlines:  # block comment spanning lines
                 parts = token.split("\n")
                 for i, part in enumerate(parts):
@@ -100,6 +192,17 @@ def lex(text: str, language: str) -> Lexed:
             pieces.append(_blank_string(token, newlines))
         line += newlines
         pos = end
+
+    # The common case in one C-level scan; from the first literal that fails to close on, the
+    # linear-time search of _Syntax.tokens (see there) takes over.
+    kinds = syntax.groups
+    for m in syntax.pattern(_NONE_OFF).finditer(text):
+        name = m.lastgroup
+        if name == "u":
+            for start, end, group in syntax.tokens(text, m.start()):
+                take(start, end, group)
+            break
+        take(m.start(), m.end(), kinds[name])
     pieces.append(text[pos:])
     masked = "".join(pieces)
     return Lexed(code=[""] + masked.split("\n"), comments=comments, string_lines=string_lines,

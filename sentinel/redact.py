@@ -217,13 +217,15 @@ def redact_value(value: str) -> str:
 _ASSIGNED = lazy_compile(
     r"""(?P<key>[A-Za-z_$@][\w$.\-]*)["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\]|]*[ \t]*=|:=|=>|=|:)(?!=)[ \t]*"""
     r"""(?:(?P<q>["'`])(?P<qval>[^"'`\n]*)(?P=q)|(?P<val>[^\s"'`,;(){}\[\]#]+)[ \t]*(?:[#;].*)?$)""")
+# Shell: VAR=value before a command or among others (PGPASSWORD=x psql ..., export A=1 TOKEN=x).
+_ENV_ASSIGN = lazy_compile(r"(?<![\w$.\-])(?P<key>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>[^\s\"'`(),;<>]+)")
 _B64_RUN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/_-])")
 # Prose: "the password is hunter2!x", "pwd: Tr0ub4dor", "API key was sk9...": a credential word, a verb
 # or an operator, then one word. Only values that look like credentials are masked (see _credential_like).
 _PROSE_SECRET = lazy_compile(r"(?i)\b(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[ _-]?key)s?\b"
                              r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*:[ \t]+)[\"'`]?(?P<val>[^\s\"'`()\[\]{}<>,;]{6,256})")
 _DOTTED_NAME = lazy_compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")  # settings.SECRET_KEY, os.environ
-_BEARER = lazy_compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<val>[A-Za-z0-9._~+/-]{16,512}=*)")
+_BEARER = lazy_compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<val>[^\s\"'`<>]{8,512})")
 # Stand-ins that are never worth masking (what detection calls placeholders, in short).
 _STAND_IN = frozenset({"none", "null", "nil", "true", "false", "undefined", "changeme", "example", "redacted",
                        "placeholder", "password", "passwd", "secret", "token", "required", "optional", "missing"})
@@ -233,7 +235,7 @@ _TEMPLATED = lazy_compile(r"^(?:\$\{.*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|\{.*\}|<.*>|%
 
 def _stand_in(value: str, key: str = "") -> bool:
     low = value.lower()
-    return (len(value) < 4 or "***" in value or low in _STAND_IN or set(low) <= {"x", "*", "."}
+    return (len(value) < 4 or "***" in value or low in _STAND_IN or set(low) <= {"x", "*", "."} or value[0] == "<"
             or _TEMPLATED.match(value) is not None or (key != "" and low == key.lower()))
 
 
@@ -266,12 +268,14 @@ def redact_line(line: str, extra: tuple[str, ...] = ()) -> str:
     lowered = out.lower()
     if secret_binding_pattern(extra, weak=False).search(lowered):
         out = _ASSIGNED.sub(lambda m: _mask_assignment(m, extra), out)
+        out = _ENV_ASSIGN.sub(lambda m: _mask_env(m, extra), out)
         lowered = out.lower()
     if any(w in lowered for w in ("pass", "pwd", "secret", "token", "api")):
         out = _PROSE_SECRET.sub(lambda m: _mask_group(m, "val") if _credential_like(m.group("val")) else m.group(),
                                 out)
     if ("bearer" in lowered or "token" in lowered) and _BEARER.search(out):
-        out = _BEARER.sub(lambda m: m.group() if "***" in m.group() else _mask_group(m, "val"), out)
+        out = _BEARER.sub(lambda m: _mask_group(m, "val") if _credential_like(m.group("val")) and "***" not in m.group()
+                          else m.group(), out)
     return out
 
 
@@ -295,6 +299,13 @@ def _mask_key_material(m: re.Match) -> str:
             and is_high_entropy(run.rstrip("="), 4.5):
         return "<redacted>"
     return run
+
+
+def _mask_env(m: re.Match, extra: tuple[str, ...]) -> str:
+    if classify_name(m.group("key"), extra) != STRONG or _stand_in(m.group("val"), m.group("key")) \
+            or m.group("val").startswith("$"):
+        return m.group()
+    return _mask_group(m, "val")
 
 
 def _mask_assignment(m: re.Match, extra: tuple[str, ...]) -> str:

@@ -64,13 +64,20 @@ def decode_source(data: bytes, language: str) -> tuple[str | None, str | None, s
             return None, None, f"declares an encoding Python refuses ({exc})"
         if encoding is not None:
             try:
-                return data.decode(encoding), encoding, None
+                return strip_bom(data.decode(encoding)), encoding, None
             except (UnicodeDecodeError, LookupError):
                 return None, None, f"not {encoding} text, as it declares"
     try:
-        return data.decode("utf-8"), None, None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, None, f"{NOT_UTF8} (invalid byte at offset {exc.start})"
+    return strip_bom(text), None, None
+
+
+def strip_bom(text: str) -> str:
+    """A byte order mark starting a file is not part of its text (Python drops it before tokenizing, so
+    would `ast.parse` of the text with it refuse the whole file and skip every syntax-based rule)."""
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def recode_change(fc: FileChange, data: bytes, text: str, encoding: str) -> None:

@@ -214,3 +214,43 @@ def test_crlf_lines_keep_comment_text_clean():
     lexed = lex("x = 1  # c\r\ny = 'a'\r\n", "python")
     assert lexed.comments == {1: "# c"}
     assert lexed.string_lines == {2}
+
+
+# --- linear time on hostile lines, same tokens as a plain search ------------------------------------
+
+def _plain_search_tokens(text: str, language: str) -> list[tuple[int, int, str]]:
+    """The reference: every token kind of the language as one regex, searched from each position in
+    turn (what the lexer did before it switched failed kinds off; quadratic on hostile lines)."""
+    import re
+
+    from sentinel import lexer
+
+    syntax = lexer._pattern(language)
+    regex = "|".join(f"(?P<k{i}>{kind[1]})" for i, kind in enumerate(syntax.kinds))
+    return [(m.start(), m.end(), syntax.kinds[int(m.lastgroup[1:])][0])
+            for m in re.compile(regex, syntax.flags).finditer(text)]
+
+
+_HOSTILE = st.lists(st.sampled_from(['"', "'", "\\", "\n", "#", "/", "*", "`", "a", " ", "-", '"""', "'''", "/*", "*/",
+                                     "//", "--", '\\"', "\\'", "\r\n", "x#", "$#"]), max_size=60).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_HOSTILE, st.sampled_from(["python", "shell", "javascript", "rust", "sql"]))
+def test_switching_failed_kinds_off_finds_the_same_tokens(text, language):
+    from sentinel import lexer
+
+    assert list(lexer._pattern(language).tokens(text)) == _plain_search_tokens(text, language)
+
+
+@pytest.mark.parametrize("language", ["python", "shell", "javascript", "rust", "sql", "toml"])
+@pytest.mark.parametrize("unit", ['\\"', "\\'", '"""\\"', "'''\\'", "/*", "`\\`"])
+def test_unterminated_literals_cost_linear_time(language, unit):
+    # 200 KB of openers that never close: a plain search retries from each one (hours); this takes
+    # a fraction of a second. The bound is generous for a shared CI machine.
+    import time
+
+    text = unit * (200_000 // len(unit)) + "\n"
+    t0 = time.perf_counter()
+    lex(text, language)
+    assert time.perf_counter() - t0 < 10

@@ -11,10 +11,11 @@ callback", "fixed-size buffer", "secure cookie") are excluded by the patterns th
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from sentinel.intent import lazy_re
-from sentinel.intent.message import line_of, mask_message
+from sentinel.intent.message import mask_message
 from sentinel.record import Record
 
 _F = re.I
@@ -226,12 +227,18 @@ _SENTENCE_END = lazy_re(r"[.!?](?=\s)|\n[ \t]*\n|\n[ \t]*(?:[-*+]|\d+[.)])[ \t]"
 _BULLET_LEAD = lazy_re(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
+# How far around a claim its sentence is read. Real sentences are far shorter; the bound keeps a hostile
+# message (one 64 KB "sentence" of claims) linear instead of quadratic.
+_CONTEXT = 2000
+_WORDS = 200
+
+
 def _sentence_start(prose: str, pos: int) -> int:
     """Where the sentence holding `pos` starts: after the last sentence end, blank line or list bullet;
     the title (first line) is a sentence of its own."""
-    first_nl = prose.find("\n")
-    floor = 0 if first_nl == -1 or pos <= first_nl else first_nl + 1
-    start = floor
+    first_nl = prose.find("\n", 0, pos)
+    floor = 0 if first_nl == -1 else first_nl + 1
+    start = floor = max(floor, pos - _CONTEXT)
     for m in _SENTENCE_END.finditer(prose, floor, pos):
         start = m.end() if m.group(0)[0] in ".!?" else m.start() + 1
     return start
@@ -306,16 +313,19 @@ def extract(message: str | None) -> tuple[list[Claim], list[ChecklistItem]]:
     claims: list[Claim] = []
     seen: set[tuple[str, int]] = set()
     lowered = prose.lower()
+    line_starts = [0] + [nl.end() for nl in re.finditer("\n", prose)]
     for kind in CLAIM_KINDS:
         if not any(word in lowered for word in _KEYWORDS[kind.key]):
             continue
         for m in kind.pattern.finditer(prose):
-            line = line_of(prose, m.start())
+            line = bisect.bisect_right(line_starts, m.start())
             start = _sentence_start(prose, m.start())  # a sentence may be wrapped over lines
             before = prose[start:m.start()].replace("\n", " ")
-            after = prose[m.end():]
-            if _negated(before, kind) or _question(after) or _about_something_else(kind, before, after) \
-                    or _conditional(before):
+            after = prose[m.end():m.end() + _CONTEXT]
+            # The judgements read a few words: the sentence's first ones, and the last ones before the claim.
+            head, tail = before[:_WORDS], before[-_WORDS:]
+            if _negated(tail, kind) or _question(after) or _about_something_else(kind, tail, after) \
+                    or _conditional(head):
                 continue
             if (kind.key, line) in seen:
                 continue

@@ -21,8 +21,9 @@ from sentinel.intent import lazy_re
 
 MESSAGE_PATH = "COMMIT_MSG"  # pseudo-path of findings about the message
 
-_FENCE = lazy_re(r"^[ \t]{0,3}(```+|~~~+)[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
-_CODE_SPAN = lazy_re(r"(`+)(?!`).+?(?<!`)\1(?!`)")
+# A fence opens a block up to the same fence or the end of the text (a fence on the last line opens nothing).
+_FENCE_LINE = lazy_re(r"[ \t]{0,3}(`{3,}|~{3,})")
+_BACKTICKS = lazy_re(r"`+")
 # Straight double quotes and typographic quotes; single quotes only when they clearly open and close
 # a quotation (not an apostrophe as in "it's").
 _QUOTES = lazy_re(r"\"[^\"\n]{1,300}\"|\u201c[^\u201d\n]{1,300}\u201d|\u2018[^\u2019\n]{1,300}\u2019"
@@ -53,6 +54,59 @@ def clean_commit_message(text: str, comment_char: str = "#") -> str:
     return "\n".join(out)
 
 
+def _mask_fences(text: str) -> str:
+    """Fenced code blocks blanked, in one pass over the lines (a regex with a back-reference to the fence
+    backtracks over a long run of backticks or tildes: quadratic on a hostile message)."""
+    lines = text.split("\n")
+    fence = None
+    for i, line in enumerate(lines):
+        m = _FENCE_LINE.match(line)
+        if fence is None:
+            if m is not None and i + 1 < len(lines):
+                fence = m.group(1)
+                lines[i] = _spaces(line)
+        else:
+            lines[i] = _spaces(line)
+            if m is not None and m.group(1) == fence and not line[m.end():].strip(" \t"):
+                fence = None
+    return "\n".join(lines)
+
+
+def _mask_code_spans(text: str) -> str:
+    """Code spans blanked: a run of backticks up to the next run of the same length on the same line
+    (CommonMark's rule), found with one scan of the runs — linear on a line of a thousand backticks."""
+    out = []
+    for line in text.split("\n"):
+        runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(line)] if "`" in line else []
+        if len(runs) < 2:
+            out.append(line)
+            continue
+        following: dict[int, int] = {}  # run index -> index of the next run of the same length
+        last: dict[int, int] = {}
+        for j in range(len(runs) - 1, -1, -1):
+            size = runs[j][1] - runs[j][0]
+            if size in last:
+                following[j] = last[size]
+            last[size] = j
+        pieces, pos, j = [], 0, 0
+        while j < len(runs):
+            k = following.get(j)
+            if k is None:
+                j += 1
+                continue
+            start, end = runs[j][0], runs[k][1]
+            pieces.append(line[pos:start])
+            pieces.append(" " * (end - start))
+            pos, j = end, k + 1
+        pieces.append(line[pos:])
+        out.append("".join(pieces))
+    return "\n".join(out)
+
+
+def _spaces(text: str) -> str:
+    return " " * len(text)
+
+
 def _blank(match: re.Match) -> str:
     return re.sub(r"[^\n]", " ", match.group(0))
 
@@ -65,11 +119,11 @@ def mask_message(text: str) -> str:
     text = mask_history(text.replace("\r\n", "\n"))
     # Each pattern runs (and is compiled) only when its marker is in the text at all.
     if "```" in text or "~~~" in text:
-        text = _FENCE.sub(_blank, text)
+        text = _mask_fences(text)
     if "\n    " in text or "\n\t" in text:
         text = _INDENTED_CODE.sub(_indented_code, text)
     if "`" in text:
-        text = _CODE_SPAN.sub(_blank, text)
+        text = _mask_code_spans(text)
     if "://" in text:
         text = _URL.sub(_blank, text)
     if any(q in text for q in "\"'\u201c\u2018"):
