@@ -45,18 +45,21 @@ def _leaks(text: str) -> list[str]:
 def test_secrets_on_offending_lines_reach_no_store_no_pattern_and_no_report(repo):
     # The token sits on a line another rule reports (a TODO marker): that finding's code line is what
     # the hypothesis store's signature, `memory patterns` and recall would otherwise carry in clear.
-    repo.write("app.py", f'API = call(token="{TOKEN}")  # TODO: rotate, password is {PASSWORD}\n')
-    repo.add("app.py")
-    for _ in range(2):  # the second run recalls the first as a recurring pattern
+    for attempt in range(3):  # three attempts at the change: the last one recalls the others as a pattern
+        repo.write("app.py", f'API = call(token="{TOKEN}")  # TODO: rotate, password is {PASSWORD}\n'
+                             + "".join(f"X{i} = {i}\n" for i in range(attempt)))
+        repo.add("app.py")
         proc = run_sentinel("check", "--format", "json", cwd=repo.path)
         assert_clean_exit(proc, 1)
         assert not _leaks(proc.stdout + proc.stderr)
-    data = __import__("json").loads(proc.stdout)
-    assert any(g["patterns"] for g in data["recall"]), "no recurring pattern: this test would prove nothing"
-    for args in (["memory", "patterns"], ["memory", "patterns", "--json"]):
-        proc = run_sentinel(*args, cwd=repo.path)
-        assert_clean_exit(proc, 0)
-        assert "SEN" in proc.stdout and not _leaks(proc.stdout)
+    proc = run_sentinel("memory", "patterns", "--json", cwd=repo.path)
+    assert_clean_exit(proc, 0)
+    patterns = __import__("json").loads(proc.stdout)["patterns"]
+    assert patterns, "no recorded pattern: this test would prove nothing"
+    assert not _leaks(proc.stdout)
+    proc = run_sentinel("memory", "patterns", cwd=repo.path)
+    assert_clean_exit(proc, 0)
+    assert "SEN" in proc.stdout and not _leaks(proc.stdout)
     for fmt in FORMATS:
         proc = run_sentinel("check", "--format", fmt, cwd=repo.path)
         assert not _leaks(proc.stdout + proc.stderr), fmt
