@@ -133,3 +133,16 @@ def test_an_encoding_python_refuses_is_not_checked_and_says_why(repo):
     proc = run_sentinel("check", "--format", "json", "--no-memory", cwd=repo.path)
     assert_clean_exit(proc, 0)
     assert [nc["path"] for nc in _findings(proc)[1]] == ["bogus.py"]
+
+
+def test_a_config_file_diff_with_bytes_that_are_not_utf8_is_no_crash():
+    # Found by benchmarks/fuzz.py: the gate-config check rebuilt pyproject.toml from diff lines holding
+    # surrogates and crashed encoding them.
+    from sentinel import engine
+    from sentinel.config import Config
+    from sentinel.sources import Change
+
+    text = ("diff --git a/pyproject.toml b/pyproject.toml\n--- a/pyproject.toml\n+++ b/pyproject.toml\n"
+            "@@ -1,2 +1,2 @@\n [tool.sentinel]\n-fail-level = \"error\" # caf\udce9\n+fail-level = \"warning\"\n")
+    verdict = engine.run(Change(parse_diff(text), content_rev=None), Config())
+    assert not verdict.errored, [c.reason for c in verdict.checks if c.reason]

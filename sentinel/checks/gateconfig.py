@@ -123,8 +123,10 @@ def _from_change(cctx):
             return None, f"cannot rebuild {fc.path} before the change from the diff"
         if name == "pyproject.toml" and not _touches_sentinel_table(fc, after_lines, old):
             old = after_lines  # no [tool.sentinel] line changed: the same configuration on both sides
-        after[fc.path] = "\n".join(after_lines).encode() + b"\n" if fc.status is not FileStatus.DELETED else None
-        before[fc.old_path or fc.path] = "\n".join(old).encode() + b"\n" if old else None
+        # (bytes that were not UTF-8 in the diff go back as they were: the TOML parser judges them)
+        after[fc.path] = ("\n".join(after_lines).encode("utf-8", "surrogateescape") + b"\n"
+                          if fc.status is not FileStatus.DELETED else None)
+        before[fc.old_path or fc.path] = "\n".join(old).encode("utf-8", "surrogateescape") + b"\n" if old else None
     if before == after:
         return None, None
     root = cctx.root or "."
