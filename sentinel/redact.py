@@ -75,6 +75,27 @@ TOKEN_GATE = lazy_compile(r"AKIA|ASIA|gh[pousr]_|github_pat_|xox[baprs]-|AIza|k_
 # Bounded quantifiers and a scheme that starts a word keep a hostile 100 KB line linear.
 URL_CREDENTIALS = lazy_compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{1,24})://"
                                r"(?P<user>[^\s/@:'\"<>`]{0,128}):(?P<pw>[^\s/@'\"<>`]{1,256})@(?=[\w\[])")
+# The user part of a URL (``scheme://user:password@``), for URLs known to name a credential store.
+URL_USERINFO = lazy_compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,24}://)"
+                            r"(?P<userinfo>[^@/?#\s]{0,512})@")
+# Query parameters of a connection URL or DSN that carry a credential (libpq's sslpassword, token=...).
+QUERY_SECRET = lazy_compile(r"(?i)(?P<key>\b(?:password|passwd|pwd|sslpassword|sslkey|token|secret|api[_-]?key|"
+                            r"access[_-]?token)[ \t]{0,8}=[ \t]{0,8})(?P<value>'(?:\\.|[^'\\]){0,512}'|[^\s&;#]{1,512})")
+# An AWS secret access key: 40 characters of base64 — any base64 run, unless the line names it. ("=" may
+# come before it — AWS_SECRET_ACCESS_KEY=... — as padding only ends a run.)
+AWS_SECRET_KEY = lazy_compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+def names_aws_secret(text: str) -> bool:
+    """Does this line say it holds an AWS secret (``aws_secret_access_key``, ``AWS_SECRET``)?"""
+    low = text.lower()
+    return "aws" in low and "secret" in low
+
+
+def mixed_key_material(value: str) -> bool:
+    """Upper and lower case letters and digits: a random key, not a word, a hex digest or a path."""
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+
 
 # --- the catalogue: names that hold secrets -------------------------------------------------------
 
@@ -263,6 +284,8 @@ def redact_line(line: str, extra: tuple[str, ...] = ()) -> str:
             out = out[:pk.end()] + KEY_MATERIAL.sub("<redacted>", out[pk.end():])
     if "://" in out and "@" in out:
         out = URL_CREDENTIALS.sub(_mask_url_password, out)
+    if names_aws_secret(out):
+        out = AWS_SECRET_KEY.sub(lambda m: "<redacted>" if mixed_key_material(m.group()) else m.group(), out)
     if len(out) >= 40 and _B64_RUN.search(out):
         out = _B64_RUN.sub(_mask_key_material, out)
     lowered = out.lower()
@@ -295,8 +318,7 @@ def _mask_key_material(m: re.Match) -> str:
     """A long mixed-case base64 run (a PEM body line, a raw key) reported on its own line by some
     other rule; hex digests and identifiers are left alone."""
     run = m.group()
-    if any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run) \
-            and is_high_entropy(run.rstrip("="), 4.5):
+    if mixed_key_material(run) and is_high_entropy(run.rstrip("="), 4.5):
         return "<redacted>"
     return run
 
@@ -340,6 +362,24 @@ def redact(text: str) -> str:
         _REDACTED.clear()
     _REDACTED[text] = out
     return out
+
+
+def redact_url(url: str) -> str:
+    """A URL known to name a credential store (a database URL from a CI secret), fit for any message:
+    the password of its user part and every credential parameter replaced by ``***`` — stand-ins
+    included, since this URL is a real one — then :func:`redact` like any other text
+    (``postgresql://user:***@host/db?sslpassword=***``)."""
+    if not url:
+        return url
+
+    def userinfo(m: re.Match) -> str:
+        user, sep, _ = m.group("userinfo").partition(":")
+        return f"{m.group('scheme')}{user}{':***' if sep else ''}@"
+
+    out = URL_USERINFO.sub(userinfo, url) if "@" in url else url
+    if "=" in out:
+        out = QUERY_SECRET.sub(lambda m: m.group("key") + "***", out)
+    return redact(out)
 
 
 def _escape_surrogate(m: re.Match) -> str:
@@ -440,6 +480,18 @@ def scrub_verdict(verdict, memo: dict[int, object] | None = None):
         return value
 
     return walk(verdict)
+
+
+def redact_tree(value, keep: frozenset[str] = frozenset()):
+    """JSON-like data (dicts, lists, strings) with every string redacted; dict keys in `keep` (identifiers
+    we made ourselves) stay as they are. For data that is stored or sent whole: a learned card, an MCP answer."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: v if k in keep else redact_tree(v, keep) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_tree(v, keep) for v in value]
+    return value
 
 
 def safe_to_post(data) -> bool:

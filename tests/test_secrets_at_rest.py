@@ -83,3 +83,42 @@ def test_claims_do_not_echo_tokens_or_passwords_from_the_message(repo):
         assert not _leaks(proc.stdout + proc.stderr), fmt
     stored = _files_under(repo.path / ".git" / "sentinel")
     assert not [p for p, data in stored.items() if any(s.encode() in data for s in (JWT, PASSWORD))]
+
+
+def test_memory_learn_sends_and_stores_no_secret(repo, monkeypatch):
+    # A fix commit whose message and diff carry credentials, standardised by an LLM (a loopback
+    # OpenAI-compatible server) that echoes one back: neither the prompt nor the stored card may hold them.
+    import json
+
+    from tests.test_learn import run_cli
+    from tests.test_learn_remote import DRAFT
+    from tests.test_llm_review import FakeLLM
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    repo.write("src/shop/cart.py", "class Cart:\n    def remove_item(self, sku):\n        return self.items[sku]\n")
+    repo.add("src/shop/cart.py")
+    repo.commit("init")
+    repo.write("src/shop/cart.py", "class Cart:\n    def remove_item(self, sku):\n"
+                                   f"        entry = self.items.get(sku)  # staging token {TOKEN}\n"
+                                   "        if entry is None:\n            raise LookupError(sku)\n        return entry\n")
+    repo.add("src/shop/cart.py")
+    sha = repo.commit(f"Fix KeyError in remove_item for an unknown sku\n\nStaging token {TOKEN}, "
+                      f"the admin password is {PASSWORD}.\n")
+    echoed = dict(DRAFT, root_cause=DRAFT["root_cause"] + f" The log showed the staging token {TOKEN}.")
+    with FakeLLM() as llm:
+        llm.by_model["test-model"] = {"content": json.dumps(echoed)}
+        proc = run_cli(repo, "memory", "learn", "--llm", "openai/test-model", "--api-base", llm.api_base, "--json",
+                       env={"OPENAI_API_KEY": "dummy", "SENTINEL_LEARNED_STORE": ""})
+        sent = json.dumps(llm.requests)
+    assert proc.returncode == 0, proc.stderr
+    assert llm.requests and "remove_item" in sent, "nothing was sent: this test would prove nothing"
+    assert not _leaks(sent)
+    assert not _leaks(proc.stdout + proc.stderr)
+    card = run_cli(repo, "memory", "show", f"lx-{repo.path.name}-{sha[:10]}", "--json")
+    assert card.returncode == 0 and "remove_item" in card.stdout, (json.loads(proc.stdout)["runs"][0]["counts"], card.stderr)
+    assert not _leaks(card.stdout)
+    stored = _files_under(repo.path / ".git")
+    assert not [p for p, data in stored.items() if any(s.encode() in data for s in (TOKEN, PASSWORD))
+                and "sentinel" in p]

@@ -23,6 +23,7 @@ import re
 
 from sentinel.lazyre import lazy_compile
 from sentinel.redact import (  # noqa: F401 - the shared catalogue, re-exported for the checks
+    AWS_SECRET_KEY,
     KEY_MATERIAL as _KEY_MATERIAL,
     NEUTRAL_SUFFIX as _NEUTRAL_SUFFIX,
     NOT_SECRET,
@@ -37,7 +38,9 @@ from sentinel.redact import (  # noqa: F401 - the shared catalogue, re-exported 
     WEAK,
     classify_name,
     is_high_entropy,
+    mixed_key_material,
     name_words,
+    names_aws_secret,
     redact_line,
     redact_value,
     secret_binding_pattern,
@@ -252,19 +255,15 @@ def find_url_credentials(text: str, in_test: bool = False):
 # Dictionary stand-ins followed by digits: password123, secret1, admin2024.
 _WEAK_PASSWORD = lazy_compile(r"^(?:pass(?:word)?|secret|admin|user|test|demo|guest|root|qwerty|letmein|changeme|"
                               r"foo|bar|example|sample)[\W_]*\d*$", re.I)
-# An AWS secret access key: 40 characters of base64 on a line that names it.
-_AWS_SECRET = lazy_compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
 def find_aws_secret(text: str, in_test: bool = False):
     """(start, end) of an AWS secret access key on a line that says it is one."""
-    low = text.lower()
-    if "aws" not in low or "secret" not in low:
+    if not names_aws_secret(text):
         return None
-    for m in _AWS_SECRET.finditer(text):
+    for m in AWS_SECRET_KEY.finditer(text):
         v = m.group()
-        if (any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c.isdigit() for c in v)
-                and not token_is_placeholder(v, in_test)):
+        if mixed_key_material(v) and not token_is_placeholder(v, in_test):
             return m.start(), m.end()
     return None
 

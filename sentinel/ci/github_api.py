@@ -19,6 +19,14 @@ DEFAULT_API_URL = "https://api.github.com"
 MAX_PATCH_FILES = 3000  # the pulls/{n}/files endpoint stops at 3000 files
 
 
+def _postable(body: str) -> str:
+    """Everything posted goes through the one redaction path (sentinel.redact) last: the reporters and
+    review builders already redact each piece, this catches what joining them could have let through."""
+    from sentinel.redact import redact
+
+    return redact(body)
+
+
 class ApiProblem(Exception):
     """A GitHub call failed; ``str()`` is the reason to show, ``status`` the HTTP status if any."""
 
@@ -209,7 +217,7 @@ class GitHubApi:
         if existing is None and not create:
             return None
         previous = previous_state(existing.body or "") if existing is not None else None
-        body = build(previous)
+        body = _postable(build(previous))
         if MARKER not in body:
             body = f"{MARKER}\n{body}"
         if existing is not None:
@@ -237,12 +245,16 @@ class GitHubApi:
 
     def post_review(self, number: int, sha: str, body: str, comments: list[dict]):
         """One review (event COMMENT) carrying all new inline comments of this push."""
+        body = _postable(body)
+        comments = [{**c, "body": _postable(c["body"])} if isinstance(c.get("body"), str) else c for c in comments]
+
         def post():
             return self.repo.get_pull(number).create_review(commit=self.repo.get_commit(sha), body=body,
                                                             event="COMMENT", comments=comments)
         return _call(f"posting a review on PR #{number}", post, self.token)
 
     def edit_review_comment(self, comment, body: str) -> None:
+        body = _postable(body)
         _call("editing a review comment", lambda: comment.edit(body), self.token)
 
     def delete_review_comment(self, comment) -> None:

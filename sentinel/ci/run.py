@@ -34,6 +34,9 @@ class Notes:
     links: dict[int, str] = field(default_factory=dict)  # line index -> a URL GitHub gave us, shown as a link
 
     def add(self, text: str, url: str = "") -> None:
+        from sentinel.redact import redact
+
+        text = redact(text)  # reasons quote API answers and driver messages: the one redaction path
         if url:
             self.links[len(self.lines)] = url
         self.lines.append(text)

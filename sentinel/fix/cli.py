@@ -34,7 +34,7 @@ def _report_refusals(plan: Plan) -> None:
 
 def show_diff(plan: Plan) -> bool:
     """Print the fixes as a unified diff (nothing is written); True when there is anything to apply."""
-    from sentinel.report.terminal import redact
+    from sentinel.redact import redact
 
     for fp in plan.changed_files:
         # Printed like every other output: a secret on a line of the diff is masked (that hunk then no

@@ -47,7 +47,7 @@ def sarif_fix(fix: Fix, path: str, before: str) -> dict:
 def carries_secret(fix: Fix) -> bool:
     """Would showing this fix's new text print a secret? Such fixes are left out of reports and reviews
     (a redacted replacement would put the mask into the code)."""
-    from sentinel.report.terminal import redact
+    from sentinel.redact import redact
 
     return any(redact(line) != line for e in fix.edits for line in e.text.split("\n"))
 

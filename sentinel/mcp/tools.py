@@ -2,7 +2,7 @@
 
 Bad arguments raise :class:`sentinel.errors.InputError` with a message written for the agent that
 sent them; the server turns every error into a tool error. Every string that leaves this module
-goes through the reporters' redaction path, like every other output of the gate.
+goes through the one redaction path (:mod:`sentinel.redact`), like every other output of the gate.
 """
 
 from __future__ import annotations
@@ -21,23 +21,17 @@ _CARD_ID = re.compile(r"^[\w.:-]{1,200}$")
 
 
 def redact_text(text: str) -> str:
-    """Redact line by line (the patterns are line-oriented) through the reporters' one path."""
-    from sentinel.report.terminal import redact
+    """Secrets masked and bytes that were not UTF-8 escaped: the one redaction path (sentinel.redact)."""
+    from sentinel.redact import redact
 
-    if not text:
-        return text
-    return "\n".join(redact(line) for line in text.split("\n"))
+    return redact(text) if text else text
 
 
 def redact_tree(value):
-    """Every string of nested JSON-ready data, redacted."""
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {k: redact_tree(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact_tree(v) for v in value]
-    return value
+    """Every string of nested JSON-ready data, redacted (sentinel.redact)."""
+    from sentinel.redact import redact_tree as tree
+
+    return tree(value)
 
 
 class Workspace:

@@ -117,6 +117,10 @@ class LLMStandardiser:
         return f"llm:{self.model}"
 
     def _complete(self, messages: list[dict]) -> str:
+        from sentinel.redact import redact_tree
+
+        # Commit text and diffs leave the machine here: through the one redaction path first.
+        messages = redact_tree(messages)
         kwargs = {"model": self.model, "messages": messages, "timeout": self.timeout, "temperature": 0,
                   "num_retries": 0, "max_retries": 0, "response_format": {"type": "json_object"}}
         if self.api_base:

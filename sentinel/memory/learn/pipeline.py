@@ -18,6 +18,7 @@ from sentinel.memory.learn.model import Candidate
 from sentinel.memory.learn.purify import DEFAULT_TAU, purify
 from sentinel.memory.learn.qc import MAX_ROUNDS, qc, refine_deterministic
 from sentinel.memory.learn.standardise import standardise
+from sentinel.redact import redact_tree
 
 STAGES = ("candidates", "purified", "standardised", "qc_passed", "cards")
 
@@ -60,6 +61,9 @@ class Progress:
             sys.stderr.flush()
 
 
+_OWN_KEYS = frozenset({"id"})
+
+
 def run(cands: Iterable[Candidate], opts: Options, existing: list[dict] | None = None,
         source_counts: dict | None = None) -> Result:
     """Run every stage over the candidates. source_counts: the source's own counts (commits listed, pull
@@ -96,6 +100,9 @@ def run(cands: Iterable[Candidate], opts: Options, existing: list[dict] | None =
         counts["refined"] += 1 if rounds else 0
         cards.append(passed)
     new, updated, merged = dedup_mod.dedup(cards, existing, threshold=opts.dedup_threshold)
+    # Cards are stored (and shared through a team database): whatever a commit carried goes through the one
+    # redaction path first; ids are ours.
+    new, updated = [redact_tree(c, _OWN_KEYS) for c in new], [redact_tree(c, _OWN_KEYS) for c in updated]
     counts["merged"] = merged
     counts["cards"] = len(new)
     res.cards, res.updated = new, updated

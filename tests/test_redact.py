@@ -1,0 +1,122 @@
+"""The one redaction path (sentinel.redact): one catalogue for detection and redaction, so whatever the
+chaos check reports as a secret is masked by every output, and the store's database URLs go the same way."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from sentinel import redact as R
+from sentinel.checks import secrets as S
+
+_rng = random.Random(11)
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+
+
+def _pick(alphabet: str, n: int) -> str:
+    return "".join(_rng.choice(alphabet) for _ in range(n))
+
+
+# One real-looking sample per row of the catalogue (random, not a placeholder).
+SAMPLES = {
+    "AWS access key id": "AKIA" + _pick(UPPER_DIGITS, 16),
+    "GitHub token": "ghp_" + _pick(ALNUM, 36),
+    "GitHub fine-grained token": "github_pat_" + _pick(ALNUM + "_", 82),
+    "Slack token": f"xoxb-{_pick(string.digits, 12)}-{_pick(string.digits, 13)}-{_pick(ALNUM, 24)}",
+    "Google API key": "AIza" + _pick(ALNUM + "_-", 35),
+    "Stripe live secret key": "sk_live_" + _pick(ALNUM, 24),
+    "Anthropic API key": "sk-ant-api03-" + _pick(ALNUM + "_-", 93),
+    "OpenAI API key": "sk-proj-" + _pick(ALNUM, 24) + "T3BlbkFJ" + _pick(ALNUM, 24),
+    "GitLab token": "glpat-" + _pick(ALNUM, 20),
+    "npm token": "npm_" + _pick(ALNUM, 36),
+    "PyPI token": "pypi-AgEIcHlwaS5vcmc" + _pick(ALNUM + "_-", 60),
+    "Hugging Face token": "hf_" + _pick(string.ascii_letters, 34),
+    "SendGrid API key": f"SG.{_pick(ALNUM, 22)}.{_pick(ALNUM, 43)}",
+    "Slack webhook URL": f"https://hooks.slack.com/services/T{_pick(UPPER_DIGITS, 8)}/B{_pick(UPPER_DIGITS, 8)}/"
+                         + _pick(ALNUM, 24),
+    "Shopify access token": "shpat_" + _pick(HEX, 32),
+    "DigitalOcean token": "dop_v1_" + _pick(HEX, 64),
+    "age secret key": "AGE-SECRET-KEY-1" + _pick(UPPER_DIGITS, 58),
+    "JSON Web Token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
+                      "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+}
+
+
+def test_detection_and_redaction_share_one_catalogue():
+    assert S.TOKEN_FORMATS is R.TOKEN_FORMATS and S.URL_CREDENTIALS is R.URL_CREDENTIALS
+    assert S.AWS_SECRET_KEY is R.AWS_SECRET_KEY and S.classify_name is R.classify_name
+    # Every row has a sample here: a new format cannot be added without being tested both ways.
+    assert {kind for kind, _, _ in R.TOKEN_FORMATS} == set(SAMPLES)
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLES))
+def test_every_format_the_check_reports_is_masked_by_every_output(kind):
+    token = SAMPLES[kind]
+    for line in (f'client = connect("{token}")', f"curl -H 'X-Key: {token}' https://api", f"see {token}."):
+        found = [(line[s:e], k) for s, e, k in S.find_tokens(line)]
+        assert (token, kind) in found, (line, found)
+        out = R.redact(line)
+        assert token not in out and "***" in out, out
+        assert R.redact(out) == out  # idempotent: masking twice changes nothing
+
+
+URL_LINES = [
+    "DATABASE_URL=postgres://app:Zq7-s3cret-81@db.internal:5432/prod",
+    '    "url": "mysql+pymysql://svc:K9f!x2mQ@10.0.4.2/shop",',
+    "--extra-index-url https://deploy:gl9Xk2mQ7vR4@pypi.corp.example.org/simple",
+]
+
+
+@pytest.mark.parametrize("line", URL_LINES)
+def test_url_credentials_anywhere_in_a_line_are_found_and_masked(line):
+    spans = list(S.find_url_credentials(line))
+    assert len(spans) == 1
+    password = line[spans[0][0]:spans[0][1]]
+    assert password not in R.redact(line)
+
+
+def test_aws_secret_keys_are_found_and_masked_on_a_line_that_names_them():
+    key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "Q3RZ7XW2MP"
+    for line in (f"aws_secret_access_key = {key}", f'AWS_SECRET="{key}"', f"export AWS_SECRET_ACCESS_KEY={key}"):
+        span = S.find_aws_secret(line)
+        assert span is not None and line[span[0]:span[1]] == key
+        assert key not in R.redact(line), R.redact(line)
+    # The same 40 characters on a line that does not name AWS are any base64 run: left to entropy.
+    assert S.find_aws_secret(f"digest = {key}") is None
+
+
+def test_database_urls_go_through_the_one_path():
+    from sentinel.memory import dburl
+
+    assert dburl.redact_url is R.redact_url
+    url = "postgresql://team:pa55-Word!@db.internal:5432/sentinel?sslmode=require&sslpassword=Kq9-x&token=abc"
+    shown = R.redact_url(url)
+    assert shown == "postgresql://team:***@db.internal:5432/sentinel?sslmode=require&sslpassword=***&token=***"
+    # A stand-in password is masked too: this URL is a real one (redaction of free text would keep "secret").
+    assert R.redact_url("postgresql://u:secret@h/db") == "postgresql://u:***@h/db"
+    message = 'connection to server failed: FATAL: password authentication failed for user "team" (pa55-Word!)'
+    assert "pa55-Word!" not in dburl.redact_text(message, url)
+    # ... and free text that happens to hold a token is masked like every other output.
+    assert SAMPLES["GitHub token"] not in dburl.redact_text(f"bad token {SAMPLES['GitHub token']}", url)
+
+
+def test_redact_url_is_linear_on_a_hostile_line():
+    import time
+
+    line = "a" * 200_000 + "://" + ":" * 200_000
+    start = time.perf_counter()
+    R.redact_url(line)
+    R.redact(line)
+    assert time.perf_counter() - start < 5  # quadratic would be minutes
+
+
+def test_redact_tree_keeps_our_identifiers_and_masks_the_rest():
+    token = SAMPLES["GitHub token"]
+    data = {"id": "lx-shop-" + token, "text": [f"token {token}"], "n": 3, "nested": {"url": f"https://u:{token}@h/"}}
+    out = R.redact_tree(data, frozenset({"id"}))
+    assert out["id"] == data["id"] and out["n"] == 3
+    assert token not in str(out["text"]) + str(out["nested"])
