@@ -87,7 +87,10 @@ def _gate(diff: bytes, message: str | None = None):
 
 # --- mutations Python ignores ---------------------------------------------------------------------
 
-def _apply(lines: list[str], mutation: str) -> tuple[bytes, int]:
+JUNK = "\v\x1c\u2028"  # characters str.splitlines() breaks at and Python does not, inside a comment
+
+
+def _apply(lines: list[str], mutation: str, junk: str = JUNK) -> tuple[bytes, int]:
     """The file's bytes under `mutation`, and how many lines it puts before the original first line."""
     if mutation == "lf":
         return ("\n".join(lines) + "\n").encode(), 0
@@ -101,7 +104,7 @@ def _apply(lines: list[str], mutation: str) -> tuple[bytes, int]:
     if mutation == "formfeed":  # a form feed starting top-level lines is whitespace to Python
         return ("\n".join("\f" + ln if ln and not ln[0].isspace() else ln for ln in lines) + "\n").encode(), 0
     if mutation == "comment-junk":  # characters str.splitlines() breaks at, inside comments
-        return ("\n".join(ln + "  # note\v\x1c\u2028eval(x)" if ln.strip() and not ln.strip().startswith(('"', "#"))
+        return ("\n".join(ln + f"  # note{junk}eval(x)" if ln.strip() and not ln.strip().startswith(('"', "#"))
                           and not ln.rstrip().endswith(":") else ln for ln in lines) + "\n").encode(), 0
     if mutation == "latin-1":
         text = "# -*- coding: latin-1 -*-\n# caf\u00e9\n" + "\n".join(lines) + "\n"
@@ -136,7 +139,17 @@ def test_mutations_python_ignores_never_hide_a_known_bad_line(bad, before, after
     assert not verdict.errored, [c.reason for c in verdict.checks if c.reason]
     assert rule in {f.rule for f in verdict.findings}, (mutation, name, [f.rule for f in verdict.findings],
                                                          [(n.path, n.reason) for n in verdict.not_checked])
-    assert not verdict.passed
+    # What Python sees is unchanged, so is the verdict: the known-bad line is reported as it is in the same
+    # code written plainly (LF endings, the comments' junk as spaces, a plain name).
+    reference = _gate(_diff_bytes(b"app/core.py", _apply(lines, "comment-junk", " " * len(JUNK))[0]
+                                  if mutation == "comment-junk" else _apply(lines, "lf")[0]))
+    assert _severities(verdict, rule) == _severities(reference, rule) and verdict.passed == reference.passed
+    if mutation != "comment-junk":  # a comment may explain a handler; with none the block stands
+        assert not verdict.passed
+
+
+def _severities(verdict, rule: str) -> list[str]:
+    return sorted(f.severity.value for f in verdict.findings if f.rule == rule)
 
 
 @FUZZ
