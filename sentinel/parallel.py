@@ -129,6 +129,8 @@ def _die_with_parent(parent: int) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _unblock_stop_signals()  # blocked by the parent while it forked (see _stop_signals_held): a pending
+    # Ctrl-C is discarded now that it is ignored, a pending SIGTERM ends this worker
     if not _parent_death_signal():
         import threading
 
@@ -176,7 +178,8 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
                                initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
         with _terminate_on_sigterm():
-            futures = {i: pool.submit(_run_part, i) for i in remote}
+            with _stop_signals_held():
+                futures = {i: pool.submit(_run_part, i) for i in remote}
             results = [fn(parts[0])] if local_first else []
             for i in remote:
                 try:
@@ -205,6 +208,44 @@ def _stop(pool) -> None:
             proc.join(timeout=1)
         except (OSError, ValueError, AttributeError, AssertionError):
             pass
+
+
+_STOP_SIGNALS = ("SIGINT", "SIGTERM")
+
+
+class _stop_signals_held:
+    """Ctrl-C and SIGTERM wait while the pool forks its workers (they come at the next bytecode once it
+    has): raised between a worker's start and its registration in the pool, they would leave a worker
+    nobody stops, and the interpreter would wait for it at exit forever. The workers inherit the block
+    and lift it in their initializer."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.previous = None
+        if hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread():
+            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, _stop_signal_set())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            import signal
+
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
+
+
+def _stop_signal_set() -> set:
+    import signal
+
+    return {getattr(signal, name) for name in _STOP_SIGNALS if hasattr(signal, name)}
+
+
+def _unblock_stop_signals() -> None:
+    import signal
+
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _stop_signal_set())
 
 
 class _terminate_on_sigterm:

@@ -124,3 +124,36 @@ def _cmdline(pid: int) -> bytes:
             return fh.read()
     except OSError:
         return b""
+
+
+# Ctrl-C landing while the pool forks its workers (between a worker's start and its registration in the
+# pool): the run must still end, and end its workers. Simulated by the parent signalling itself right
+# after each worker process starts.
+INTERRUPTED_SPAWN = ("import os, signal, time, multiprocessing.process as mp\n"
+                     "from sentinel import parallel\n"
+                     "start = mp.BaseProcess.start\n"
+                     "def start_then_interrupt(self):\n"
+                     "    start(self)\n"
+                     "    print('worker', self.pid, flush=True)\n"
+                     "    os.kill(os.getpid(), signal.SIGINT)\n"
+                     "mp.BaseProcess.start = start_then_interrupt\n"
+                     "try:\n"
+                     "    parallel.map_forked(lambda part: time.sleep(120), [1, 2, 3], workers=2)\n"
+                     "except KeyboardInterrupt:\n"
+                     "    print('interrupted', flush=True)\n")
+
+
+def test_ctrl_c_while_the_pool_forks_ends_the_run_and_its_workers():
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_SPAWN], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"the interrupted run hung: {out!r} {err[-2000:]!r}")
+    lines = out.decode().split()
+    workers = [int(lines[i + 1]) for i, w in enumerate(lines) if w == "worker"]
+    assert workers and "interrupted" in lines, (out, err)
+    assert _wait_for(lambda: not any(_alive(w) for w in workers), 10)
+    assert b"Traceback" not in err, err.decode()[-2000:]
