@@ -10,7 +10,12 @@ from pathlib import Path
 
 
 def sentinel_script() -> str:
-    """The `sentinel` console script of the environment running the tests (a real install)."""
+    """The `sentinel` console script of a plain, non-editable install of this checkout (conftest's
+    installed_sentinel, built once per session); the environment's own script when run without it."""
+    from tests.conftest import _INSTALLED
+
+    if _INSTALLED.get("path"):
+        return _INSTALLED["path"]
     beside = Path(sys.executable).with_name("sentinel")
     if beside.exists():
         return str(beside)
