@@ -52,7 +52,8 @@ sys.path.insert(0, str(HERE.parent))  # the checkout's sentinel, when run from a
 FORMATS = ("text", "concise", "json", "sarif", "github", "markdown")
 SLOW_SECONDS = 10.0
 TOKEN = "ghp_" + "Zq7Xw2Lm9Rt4Yp8Kd3Vb6Nc1Hs5Jf0Ga7Qe2"
-PASSWORD = "Vq8-r3d-fuzz-pw-53"
+# A made-up password planted in every case: no output may show it (the leak count).
+PASSWORD = "Vq8-r3d-fuzz-pw-53"  # sentinel: ignore[SEN304] - bait, not a credential
 INJECTED = ("import os\n\n\ndef run(data):\n    # evaluate the expression\n    return eval(data)\n\n\n"
             "def other(x):\n    return x + 1\n")
 MB = 1024 * 1024
