@@ -91,8 +91,8 @@ def test_the_hook_path_imports_neither_dataclasses_nor_pydantic(repo):
     repo.add("a.py", "pyproject.toml")
     code = ("import sys; sys.argv = ['sentinel', 'check']\n"
             "from sentinel.cli import main\nrc = main()\n"
-            "print(rc, sorted(m for m in ('argparse', 'dataclasses', 'pydantic', 'tomllib', 'sqlite3', 'unidiff') "
-            "if m in sys.modules))")
+            "print(rc, sorted(m for m in ('argparse', 'dataclasses', 'pydantic', 'tomllib', 'sqlite3', 'unidiff', "
+            "'libcst', 'mcp', 'sentinel.fix', 'sentinel.mcp') if m in sys.modules))")
     first = repo.run_python(code)
     assert first.returncode == 0, first.stderr
     # The first run parses the config files, translates the path patterns (pathspec, which brings dataclasses)

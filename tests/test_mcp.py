@@ -20,13 +20,14 @@ TOOLS = {"check_change", "preview_fixes", "get_project_brief", "search_experienc
          "explain_rule"}
 
 
-def session(repo_path, scenario, args=("mcp",)):
+def session(repo_path, scenario, args=("mcp",), env=None):
     """Start `sentinel mcp` in the repository, run `scenario(client)`, return what it returns."""
     out = {}
 
     async def main():
+        base = {k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_")}
         params = StdioServerParameters(command=_INSTALLED["path"], args=list(args), cwd=str(repo_path),
-                                       env={k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_")})
+                                       env={**base, **(env or {})})
         with open(os.devnull, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as client:
@@ -278,6 +279,63 @@ def test_brief_lists_earlier_failed_attempts_and_recurring_patterns(repo):
     assert data["similar_fixes"][0]["cards"]
     assert other.structured_content["earlier_failed_attempts"] == []  # nothing failed on main
     assert tree_state(repo.path) == before  # the store was read, not written (no -wal / -shm either)
+
+
+def test_a_session_of_every_tool_changes_no_byte_of_the_repository_or_home(repo, tmp_path):
+    """Read-only, whole: a store with recorded attempts, an index whose stat data is stale (what makes git
+    rewrite .git/index on many commands), an unstaged edit beside the staged change, every tool called —
+    and not one byte of the work tree or .git changes, nothing is staged or committed, and the server
+    writes nothing under HOME or the cache directories either."""
+    env = {"SENTINEL_PROJECT": "", "SENTINEL_CHANGE_REF": ""}
+    repo.write("app/__init__.py", "")
+    repo.write("app/load.py", "def load(path):\n    return open(path).read()\n")
+    repo.write("app/notes.py", "NOTES = []\n")
+    repo.add("app/__init__.py", "app/load.py", "app/notes.py")
+    base = repo.commit("initial")
+    repo.git("checkout", "-q", "-b", "feature/loader")
+    repo.write("app/load.py", "def load(path):\n    return eval(open(path).read())\n")
+    repo.add("app/load.py")
+    assert repo.sentinel("check", env=env).returncode == 1  # a failed attempt, recorded in the store
+    repo.write("app/load.py", "def load(path):   \n    try:\n        return open(path).read()\n    except:\n"
+                              "        return ''\n\n\ndef parse(raw):\n    return eval(raw)\n")
+    repo.add("app/load.py")
+    repo.write("app/notes.py", "NOTES = ['unstaged']\n")  # an edit that is not part of the change
+    future = os.stat(repo.path / "app/load.py").st_mtime + 120
+    os.utime(repo.path / "app/load.py", (future, future))  # the index's stat data no longer matches
+    assert (repo.path / ".git" / "sentinel").is_dir()
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    home.mkdir()
+    cache.mkdir()
+    head = repo.git("rev-parse", "HEAD").strip()
+    before = tree_state(repo.path)
+
+    async def scenario(client):
+        staged = await client.call_tool("check_change", {"fail_level": "info"})
+        found = await client.call_tool("search_experience", {"query": "bare except hides KeyboardInterrupt"})
+        card_id = found.structured_content["results"][0]["id"]
+        return {
+            "staged": staged,
+            "range": await client.call_tool("check_change", {"range": f"{base}..HEAD", "task": "load files",
+                                                             "message": "all tests pass"}),
+            "diff": await client.call_tool("check_change", {"diff": repo.git("diff", "--cached")}),
+            "preview": await client.call_tool("preview_fixes", {"unsafe": True}),
+            "brief": await client.call_tool("get_project_brief", {}),
+            "search": found,
+            "card": await client.call_tool("read_experience_card", {"id": card_id}),
+            "explain": await client.call_tool("explain_rule", {"code": "SEN301"}),
+        }
+
+    results = session(repo.path, scenario, env={**env, "HOME": str(home), "XDG_CACHE_HOME": str(cache)})
+    for name, result in results.items():
+        assert not result.is_error, (name, text_of(result))
+    assert {"SEN301", "SEN303", "SEN205"} <= {f["rule"] for f in results["staged"].structured_content["findings"]}
+    assert "except Exception:" in results["preview"].structured_content["diff"]
+    assert results["brief"].structured_content["earlier_failed_attempts"]
+    assert tree_state(repo.path) == before
+    assert repo.git("rev-parse", "HEAD").strip() == head
+    assert repo.git("diff", "--cached", "--name-only").split() == ["app/load.py"]
+    assert repo.git("diff", "--name-only").split() == ["app/notes.py"]
+    assert list(home.iterdir()) == [] and list(cache.iterdir()) == []
 
 
 def test_a_server_outside_a_repository_still_serves_the_memory(tmp_path):

@@ -7,6 +7,7 @@ tool comes back as a tool error with a message the agent can act on; the server 
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Annotated, Any, Literal
 
@@ -49,6 +50,9 @@ def build_server(repo: str | None = None) -> MCPServer:
     from sentinel import filecache
 
     filecache.WRITES = False  # this process writes nothing, caches included
+    # nor do the git commands it runs: no opportunistic refresh of .git/index (git status and friends
+    # rewrite it when its stat data is stale; GIT_OPTIONAL_LOCKS=0 is git's switch for read-only callers)
+    os.environ["GIT_OPTIONAL_LOCKS"] = "0"
     ws = tools.Workspace(repo)
     server = MCPServer("sentinel", title="Sentinel audit gate", version=__version__, instructions=INSTRUCTIONS,
                        log_level="WARNING")
