@@ -94,7 +94,7 @@ def test_bare_except_becomes_except_exception_or_base_exception_when_it_reraises
     assert fp.after == RETRY.replace("        except:  # the", "        except Exception:  # the").replace(
         "        except:\n            self.broken", "        except BaseException:\n            self.broken")
     assert [fx.finding.line for fx in fp.fixes] == [18, 9]  # bottom-up
-    assert "re-raises" in fp.fixes[0].description
+    assert "hands the exception on" in fp.fixes[0].description
     assert fp.fixes[1].edits[0].first_line == fp.fixes[1].edits[0].last_line == 9  # one line each
     assert regate(repo, fp) == []
 
@@ -105,6 +105,23 @@ def test_bare_except_fix_respects_a_rebound_exception_name(repo):
     plan, _ = fix_staged(repo)
     fp = after(plan, "odd.py")
     assert not fp.changed and "rebinds the name Exception" in fp.not_fixed[0][1]
+
+
+@pytest.mark.parametrize("handler, expected", [
+    # handed on in any form: cleanup or translation that must also run on Ctrl-C keeps catching everything
+    ("        with safe_reraise():\n            conn.rollback()\n", "BaseException"),
+    ("        conn.rollback()\n        six.reraise(*sys.exc_info())\n", "BaseException"),
+    ("        raise ConnectionError('lost')\n", "BaseException"),
+    ("        if conn.broken:\n            raise\n        log.exception('ignored')\n", "BaseException"),
+    # logged and swallowed: no longer swallows Ctrl-C and sys.exit()
+    ("        log.exception('send failed')\n", "Exception"),
+    ("        def later():\n            raise\n        callbacks.append(later)\n", "Exception"),
+])
+def test_a_handler_that_may_hand_the_exception_on_keeps_catching_everything(repo, handler, expected):
+    code = f"def send(conn):\n    try:\n        conn.send()\n    except:\n{handler}"
+    stage(repo, {"net.py": code})
+    plan, _ = fix_staged(repo)
+    assert after(plan, "net.py").after == code.replace("    except:", f"    except {expected}:")
 
 
 # --- SEN203 wildcard imports ---------------------------------------------------------------------------------
@@ -172,17 +189,62 @@ def _package(repo):
     return {"app/__init__.py": "", "app/utils.py": UTILS, "app/models.py": MODELS, "app/base.py": BASE}
 
 
-def test_wildcards_become_the_names_the_file_uses_from_all_and_from_public_bindings(repo):
+def test_wildcards_become_every_name_they_bind_safely_or_the_names_used_with_unsafe_fixes(repo):
     stage(repo, {"app/views.py": VIEWS}, base=_package(repo))
     plan, verdict = fix_staged(repo)
     assert [f.rule for f in verdict.findings] == ["SEN203", "SEN203"]
     fp = after(plan, "app/views.py")
-    expected = VIEWS.replace("from .utils import *  # helpers", "from .utils import slugify, truncate  # helpers")
-    # models exports its own public names, what it imported (dataclass) and what its own wildcard brought (Model)
-    expected = expected.replace("from app.models import *", "from app.models import MAX_NAME, Model, User, dataclass")
+    # safe: the module's namespace stays what it was (other code may read it), so every name the wildcard
+    # binds: utils' literal __all__ (extended with +=); models' own public names, what it imported (dataclass,
+    # field) and what its own wildcard brought (Model, registry)
+    expected = VIEWS.replace("from .utils import *  # helpers",
+                             "from .utils import WORD, slugify, truncate  # helpers")
+    expected = expected.replace("from app.models import *",
+                                "from app.models import MAX_NAME, Model, User, dataclass, field, registry")
     assert fp.after == expected
+    assert {fx.safety for fx in fp.fixes} == {"safe"}
     assert regate(repo, fp) == []
     compile(fp.after, "views.py", "exec")
+
+    # unsafe: only the names the file uses (here or in a string annotation)
+    repo.write("app/views.py", VIEWS)
+    repo.add("app/views.py")
+    plan, _ = fix_staged(repo, unsafe=True)
+    fp = after(plan, "app/views.py")
+    expected = VIEWS.replace("from .utils import *  # helpers", "from .utils import slugify, truncate  # helpers")
+    expected = expected.replace("from app.models import *", "from app.models import MAX_NAME, Model, User, dataclass")
+    assert fp.after == expected
+    assert {fx.safety for fx in fp.fixes} == {"unsafe"}
+    assert all("unsafe" in fx.description for fx in fp.fixes)
+    assert regate(repo, fp) == []
+
+
+def test_a_namespace_read_from_outside_keeps_every_name(repo):
+    """Django reads a settings module's namespace, pytest the fixtures a conftest pulled in: names the file
+    never mentions are still used, and the safe fix keeps them all."""
+    base = {"site/__init__.py": "", "site/settings/__init__.py": "",
+            "site/settings/base.py": "DEBUG = False\nDATABASES = {'default': {}}\nTIME_ZONE = 'UTC'\n",
+            "tests/__init__.py": "",
+            "tests/fixtures.py": "import pytest\n\n\n@pytest.fixture\ndef db():\n    return {}\n"}
+    stage(repo, {"site/settings/dev.py": "from site.settings.base import *\n\nDEBUG = True\n",
+                 "tests/conftest.py": "from tests.fixtures import *  # noqa: F401 - fixtures\n"}, base=base)
+    plan, _ = fix_staged(repo)
+    assert after(plan, "site/settings/dev.py").after == (
+        "from site.settings.base import DATABASES, DEBUG, TIME_ZONE\n\nDEBUG = True\n")
+    assert after(plan, "tests/conftest.py").after == "from tests.fixtures import db, pytest  # noqa: F401 - fixtures\n"
+    # narrowing to the names used would drop DATABASES and the fixture: unsafe, and for the conftest refused
+    plan, _ = fix_staged(repo, unsafe=True)
+    assert after(plan, "site/settings/dev.py").after == "from site.settings.base import DEBUG\n\nDEBUG = True\n"
+    assert after(plan, "tests/conftest.py").after == "from tests.fixtures import db, pytest  # noqa: F401 - fixtures\n"
+
+
+def test_names_a_doctest_uses_are_kept(repo):
+    code = ('from lib import *\n\n\ndef area(r):\n    """Area of a circle.\n\n    >>> round(area(1), 2)\n    3.14\n'
+            '    >>> helper()\n    1\n    """\n    return PI * r * r\n')
+    lib = "PI = 3.14159\n\n\ndef helper():\n    return 1\n\n\ndef unused():\n    return 2\n"
+    stage(repo, {"geo.py": code}, base={"lib.py": lib})
+    plan, _ = fix_staged(repo, unsafe=True)
+    assert after(plan, "geo.py").after == code.replace("from lib import *", "from lib import PI, helper")
 
 
 def test_a_long_list_of_names_is_wrapped_in_parentheses(repo):
@@ -203,6 +265,11 @@ def test_standard_library_wildcards_with_and_without_source(repo):
     stage(repo, {"geo.py": code})
     plan, _ = fix_staged(repo)
     fp = after(plan, "geo.py")
+    assert not fp.changed
+    assert all("names, too many to list; `--unsafe-fixes` imports just the 1 this file uses" in why
+               for _, why in fp.not_fixed) and len(fp.not_fixed) == 2
+    plan, _ = fix_staged(repo, unsafe=True)
+    fp = after(plan, "geo.py")
     assert fp.after == code.replace("from math import *", "from math import sqrt").replace(
         "from os.path import *", "from os.path import join")
     assert regate(repo, fp) == []
@@ -213,7 +280,7 @@ def test_a_module_resolved_for_its_names_is_never_executed(repo, tmp_path):
     evil = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n\n\ndef tool():\n    return 1\n"
     stage(repo, {"use.py": "from evil import *\n\nprint(tool())\n"}, base={"evil.py": evil})
     plan, _ = fix_staged(repo)
-    assert after(plan, "use.py").after == "from evil import tool\n\nprint(tool())\n"
+    assert after(plan, "use.py").after == "from evil import pathlib, tool\n\nprint(tool())\n"
     assert not marker.exists()
 
 
@@ -227,7 +294,9 @@ def test_a_module_resolved_for_its_names_is_never_executed(repo, tmp_path):
      "__all__ of lib.py is computed"),
     ({"lib.py": "def f():\n    return 1\n", "use.py": "from lib import *\n\nprint(globals()['f']())\n"},
      "reads its namespace dynamically"),
-    ({"lib.py": "def f():\n    return 1\n", "use.py": "from lib import *\n\nprint(1)\n"}, "uses no name of lib"),
+    # names made at run time: the static list is incomplete, and this file uses none of what can be read
+    ({"lib.py": "def f():\n    return 1\n\n\nglobals().update(g=2)\n", "use.py": "from lib import *\n\nprint(1)\n"},
+     "lib may bind names at run time, so not all of its names can be listed, and the file uses none"),
     ({"use.py": "from not_a_module_anywhere import *\n\nprint(thing)\n"}, "neither in the repository nor installed"),
 ])
 def test_wildcards_that_cannot_be_resolved_are_left_with_a_reason(repo, files, reason):
@@ -323,6 +392,34 @@ def test_spaces_in_a_tab_file_are_not_guessed(repo):
     plan, verdict = fix_staged(repo)
     fp = after(plan, "a.js")
     assert not fp.changed and "tab width" in fp.not_fixed[0][1]
+
+
+@pytest.mark.parametrize("path, code", [
+    # multi-line literals the lexer does not model: their whitespace is data, so the file is left alone
+    ("src/main.rs", 'fn main() {\n    let s = r#"raw\n    keep   \n"#;\n    println!("{}", s);\n}\n'),
+    ("src/Text.java", 'class Text {\n    String s = """\n        keep\n\tindented\n        """;\n    int x = 1;\n}\n'),
+    ("gen.sh", "#!/bin/sh\ncat <<EOF > out.txt\nkeep   \nEOF\n"),
+    ("deploy.yaml", "script: |\n  echo keep   \n  echo next\nother: 1\n"),
+    ("lib.rb", "TEXT = <<~EOS\n  keep   \nEOS\n"),
+    ("raw.cpp", 'const char *s = R"(raw\n\tkeep\n)";\nint main() {\n    return 0;\n}\n'),
+    ("page.php", '<?php\n$s = "runs on   \nhere";\n'),
+])
+def test_layout_fixes_leave_files_with_unmodelled_multiline_literals_alone(repo, path, code):
+    stage(repo, {path: code})
+    plan, verdict = fix_staged(repo)
+    layout = [f for f in verdict.findings if f.rule in ("SEN201", "SEN204", "SEN205")]
+    assert layout, "the example must have a layout finding for the fix to refuse"
+    fp = after(plan, path)
+    assert not fp.changed
+    assert all("may be part of a value, not layout" in why for _, why in fp.not_fixed)
+
+
+def test_a_dotenv_value_keeps_its_trailing_spaces(repo):
+    stage(repo, {".env": "NAME=value   \n"})
+    plan, verdict = fix_staged(repo)
+    assert "SEN205" in [f.rule for f in verdict.findings]
+    fp = after(plan, ".env")
+    assert not fp.changed and "significant in dotenv" in fp.not_fixed[0][1]
 
 
 # --- SEN303 (unsafe) -----------------------------------------------------------------------------------------

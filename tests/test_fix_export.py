@@ -11,8 +11,9 @@ from sentinel.fix import export, planner
 from tests.sarif_rules import github_problems, schema_errors
 from tests.test_fix import gate, stage
 
+PATHS = "import os\n\n\ndef join(*parts):\n    return os.path.join(*parts)\n"
 CODE = '''\
-from os.path import *
+from paths import *
 
 
 def load(path):   
@@ -53,7 +54,7 @@ def apply_suggestion(text: str, s: export.Suggestion) -> str:
 
 
 def test_sarif_results_carry_their_fixes_and_applying_one_fixes_just_that(repo):
-    stage(repo, {"app.py": CODE})
+    stage(repo, {"app.py": CODE}, base={"paths.py": PATHS})
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SENTINEL_", "PRE_COMMIT_"))}
     out = subprocess.run([repo.sentinel_script, "check", "--format", "sarif", "--no-memory"], cwd=repo.path,
                          capture_output=True, text=True, env=env)
@@ -66,7 +67,8 @@ def test_sarif_results_carry_their_fixes_and_applying_one_fixes_just_that(repo):
     fixed = {rule: apply_sarif(CODE, r["fixes"][0]) for rule, r in results.items()}
     assert fixed["SEN301"] == CODE.replace("    except:", "    except Exception:")
     assert fixed["SEN205"] == CODE.replace("def load(path):   ", "def load(path):")
-    assert fixed["SEN203"] == CODE.replace("from os.path import *", "from os.path import join")
+    # safe: every name the wildcard binds (the module's own `os` too), so app's namespace stays the same
+    assert fixed["SEN203"] == CODE.replace("from paths import *", "from paths import join, os")
     assert results["SEN301"]["fixes"][0]["artifactChanges"][0]["artifactLocation"] == {
         "uri": "app.py", "uriBaseId": "%SRCROOT%"}
 

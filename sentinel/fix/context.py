@@ -10,13 +10,14 @@ BOM = "\ufeff"
 
 class FixContext:
     def __init__(self, path: str, language: str, added: set[int], config=None, root: str | None = None,
-                 read: Callable[[str], str | None] | None = None):
+                 read: Callable[[str], str | None] | None = None, unsafe: bool = False):
         self.path = path
         self.language = language
         self.added = added  # line numbers the change added (the rest existed before)
         self.config = config
         self.root = root
         self._read = read
+        self.unsafe = unsafe  # --unsafe-fixes: a fixer may choose a variant that is unsafe here
         self._sources: dict[str, str | None] = {}
         # While fixes are chained, imports they need are added once at the end (an import inserted at
         # the top would move every finding below it); None: add them at once.

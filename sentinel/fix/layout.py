@@ -7,6 +7,8 @@ alone; in Python every result must parse to the same AST as before, or the fix i
 
 from __future__ import annotations
 
+import re
+
 from sentinel.checks.style import indentation_style
 from sentinel.fix.context import FixContext, body_and_ending, finding_lines, lines_of, same_python
 from sentinel.fix.model import NotFixable
@@ -14,8 +16,55 @@ from sentinel.languages import SLASH_COMMENT
 from sentinel.lexer import lex
 
 _CONTINUES = tuple(",([=+-*/%&|^<>?\\")
-# Make keeps a variable's trailing spaces in its value; a trailing "\ " in a shell is an escaped space.
-_TRAILING_SIGNIFICANT = frozenset({"make"})
+# Make keeps a variable's trailing spaces in its value, and so do some .env readers (docker's --env-file);
+# a trailing "\ " in a shell is an escaped space.
+_TRAILING_SIGNIFICANT = frozenset({"make", "dotenv"})
+
+
+# The lexer models the multi-line literals of Python, JavaScript/TypeScript (template literals), Go (raw
+# strings) and SQL. Other languages have literals it does not see — raw strings, text blocks, here-documents,
+# block scalars, strings that simply run on — whose whitespace and line endings are data. Where a file may
+# hold one, the layout fixes leave it alone: a fix that cannot tell layout from a value is not safe.
+_QUOTE_RUNS_ON = {  # quote characters that may open a literal spanning lines in the language
+    "rust": '"', "c": '"', "cpp": '"', "csharp": '"', "java": '"', "kotlin": '"', "scala": '"', "swift": '"',
+    "groovy": "\"'", "php": "\"'", "shell": "\"'", "ruby": "\"'", "perl": "\"'", "lua": "\"'",
+    "yaml": "\"'", "toml": "\"'", "javascript": "\"'", "typescript": "\"'", "docker": "\"'", "css": "\"'",
+}
+_HEREDOC = re.compile(r"<<[-~]?\s*['\"]?[A-Za-z_]\w*")
+_OTHER_LITERALS = {
+    "rust": (re.compile(r"(?<![\w])b?r#*\""), "a raw string"),
+    "cpp": (re.compile(r"(?<![\w])(?:u8|[uUL])?R\""), "a raw string"),
+    "shell": (_HEREDOC, "a here-document"), "ruby": (_HEREDOC, "a here-document"),
+    "perl": (_HEREDOC, "a here-document"), "php": (re.compile(r"<<<"), "a heredoc"),
+    "lua": (re.compile(r"\[=*\["), "a long string"),
+    "groovy": (re.compile(r"\$/"), "a dollar-slashy string"),
+    "yaml": (re.compile(r"(?:^|[:\-?]\s)\s*[|>][-+0-9]*\s*$"), "a block scalar"),
+    "html": (re.compile(r"<(?:pre|textarea|script|style)\b|xml:space", re.I), "whitespace-preserving markup"),
+    "xml": (re.compile(r"xml:space|<!\[CDATA\[", re.I), "whitespace-preserving markup"),
+}
+
+
+def _unmodeled_literal(text: str, language: str) -> str | None:
+    """Why whitespace in this file may belong to a literal the lexer does not see, or None."""
+    if language in ("python", "go", "sql"):
+        return None  # Python: every result is checked against the AST; Go, SQL: modelled in full
+    lexed = lex(text, language)
+    quotes = _QUOTE_RUNS_ON.get(language, "")
+    other = _OTHER_LITERALS.get(language)
+    for n in range(1, len(lexed.code)):
+        code = lexed.code[n]
+        for q in quotes:
+            if (code.count(q) - code.count("\\" + q)) % 2:
+                return f"line {n} opens or closes a string that spans lines"
+        if other is not None and other[0].search(code):
+            return f"line {n} holds {other[1]}"
+    return None
+
+
+def _refuse_literals(text: str, ctx: FixContext) -> None:
+    why = _unmodeled_literal(text, ctx.language)
+    if why:
+        raise NotFixable(f"{why}: whitespace there may be part of a value, not layout")
 
 
 def _finish(ctx: FixContext, before: str, lines: list[str], what: str) -> str:
@@ -30,6 +79,7 @@ def _finish(ctx: FixContext, before: str, lines: list[str], what: str) -> str:
 def trailing_whitespace(text: str, finding, ctx: FixContext) -> tuple[str, str]:
     if ctx.language in _TRAILING_SIGNIFICANT:
         raise NotFixable(f"trailing whitespace can be significant in {ctx.language} files")
+    _refuse_literals(text, ctx)
     lines = lines_of(text)
     inner = lex(text, ctx.language).string_inner
     for n in finding_lines(finding, len(lines)):
@@ -44,6 +94,7 @@ def trailing_whitespace(text: str, finding, ctx: FixContext) -> tuple[str, str]:
 
 
 def line_endings(text: str, finding, ctx: FixContext) -> tuple[str, str]:
+    _refuse_literals(text, ctx)
     lines = lines_of(text)
     span = set(finding_lines(finding, len(lines)))
     endings = [body_and_ending(ln)[1] for n, ln in enumerate(lines, 1) if n not in span]
@@ -99,6 +150,7 @@ _REINDENTABLE = frozenset(SLASH_COMMENT | {"python"})
 def indentation(text: str, finding, ctx: FixContext) -> tuple[str, str]:
     if ctx.language not in _REINDENTABLE:
         raise NotFixable(f"indentation can be significant in {ctx.language} files")
+    _refuse_literals(text, ctx)
     lines = lines_of(text)
     stripped = [(n, body_and_ending(ln)[0]) for n, ln in enumerate(lines, 1)]
     allow_tab8 = ctx.language not in ("python", "yaml")

@@ -88,7 +88,7 @@ def plan(change, findings: list[Finding], config=None, unsafe: bool = False, req
             continue
         fc = cs.file(path)
         ctx = FixContext(path, fc.language if fc else "unknown", set(fc.added) if fc else set(), config, root,
-                         read=_snapshot_reader(change))
+                         read=_snapshot_reader(change), unsafe=unsafe)
         out.files.append(_plan_file(text, file_findings, ctx, table, safety))
     return out
 
@@ -161,14 +161,14 @@ def _plan_file(text: str, findings: list[Finding], ctx: FixContext, table: dict,
         for f in group:
             try:
                 ctx.pending_imports = None
-                alone, description = table[f.rule](text, f, ctx)
+                alone, description, level = _run(table[f.rule], text, f, ctx, safety[f.rule])
                 ctx.pending_imports = set()
-                current, _ = table[f.rule](current, _moved(f, text, current), ctx)
+                current = _run(table[f.rule], current, _moved(f, text, current), ctx, level)[0]
                 needed |= ctx.pending_imports
             except NotFixable as exc:
                 fp.not_fixed.append((f, str(exc)))
                 continue
-            stage_fixes.append(Fix(finding=f, safety=safety[f.rule], description=description,
+            stage_fixes.append(Fix(finding=f, safety=level, description=description,
                                    edits=edits_between(text, alone)))
         if needed:
             from sentinel.fix.python import add_imports
@@ -180,6 +180,13 @@ def _plan_file(text: str, findings: list[Finding], ctx: FixContext, table: dict,
         fp.fixes.extend(stage_fixes)
     fp.after = current
     return fp
+
+
+def _run(fixer, text: str, f: Finding, ctx: FixContext, level: str) -> tuple[str, str, str]:
+    """(new text, description, safety): a fixer may return a third item, the safety of this one fix when it
+    is less than its rule's (a rule whose fix is safe in general, unsafe in this file)."""
+    out = fixer(text, f, ctx)
+    return (out[0], out[1], out[2]) if len(out) == 3 else (out[0], out[1], level)
 
 
 def _moved(f: Finding, original: str, current: str) -> Finding:

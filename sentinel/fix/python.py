@@ -84,16 +84,29 @@ def rewrite_at(text: str, kind: type, line: int, column: int | None, rewrite) ->
 
 # --- SEN301 bare except -------------------------------------------------------------------------------
 
-def _reraises(handler: cst.ExceptHandler) -> bool:
-    """Does the handler's own code (not a nested function or class) contain a bare `raise`?"""
+def _passes_on(handler: cst.ExceptHandler) -> bool:
+    """May the handler hand what it caught on — a `raise` of any kind, a re-raise helper (`with
+    safe_reraise():`, `six.reraise(...)`), `sys.exc_info()` / `sys.exception()` — in its own code (not a
+    nested function or class)? Then it is cleanup or translation that must also run on Ctrl-C, and only
+    `BaseException` keeps its behaviour."""
     found = False
 
     class Finder(cst.CSTVisitor):
         def visit_Raise(self, node: cst.Raise) -> bool:
             nonlocal found
-            if node.exc is None:
-                found = True
+            found = True
             return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                name = func.attr.value
+                of_sys = isinstance(func.value, cst.Name) and func.value.value == "sys"
+            else:
+                name, of_sys = getattr(func, "value", ""), True  # `from sys import exc_info`
+            if "reraise" in str(name).lower() or (of_sys and name in ("exc_info", "exception")):
+                found = True
 
         def visit_FunctionDef(self, node) -> bool:
             return False
@@ -118,8 +131,7 @@ def bare_except(text: str, finding, ctx: FixContext) -> tuple[str, str]:
     def rewrite(node: cst.ExceptHandler) -> cst.ExceptHandler:
         if node.type is not None:
             raise NotFixable("the handler at this line already names an exception type")
-        # A handler that re-raises is cleanup that must also run on Ctrl-C: BaseException keeps that.
-        name = "BaseException" if _reraises(node) else "Exception"
+        name = "BaseException" if _passes_on(node) else "Exception"
         if name in shadowed:
             raise NotFixable(f"the module rebinds the name {name}")
         chosen.append(name)
@@ -127,7 +139,8 @@ def bare_except(text: str, finding, ctx: FixContext) -> tuple[str, str]:
 
     out = rewrite_at(text, cst.ExceptHandler, finding.line, finding.column, rewrite)
     if chosen[0] == "BaseException":
-        return out, "`except:` -> `except BaseException:` (the handler re-raises: same behaviour, stated)"
+        return out, ("`except:` -> `except BaseException:` (the handler hands the exception on: same behaviour, "
+                     "stated)")
     return out, "`except:` -> `except Exception:` (no longer catches KeyboardInterrupt and SystemExit)"
 
 

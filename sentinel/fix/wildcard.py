@@ -1,15 +1,19 @@
-"""SEN203: `from module import *` -> the names the file uses, when they can be resolved statically.
+"""SEN203: `from module import *` -> explicit names, when they can be resolved statically.
 
 What a wildcard binds is read from the imported module's source — in the repository (the same snapshot
 as the checked content) or installed with the interpreter — never by importing project code: its literal
 ``__all__``, else its public module-level bindings (following its own wildcard imports). Only C modules of
 the standard library, which have no source, are imported to list their names.
 
-The rewrite keeps behaviour for every name the file uses: each one the wildcard provided is imported
-explicitly. It refuses when that cannot be shown — a name the file uses that nothing accounts for (it
-may come from the wildcard at run time), a name two wildcards both provide, a dynamic ``__all__``, a file
-that reads its namespace through ``globals()``/``vars()``/``exec``. Names the file never uses are no
-longer bound in it; a package ``__init__`` re-exporting a submodule is not reported by the rule at all.
+The safe rewrite imports every name the wildcard binds, so the module's namespace stays exactly what it
+was: other code may read names this file never mentions (``from this import name``, Django reading a
+settings module, pytest collecting the fixtures a conftest pulled in, a package re-exporting). It is offered
+up to MAX_SAFE_NAMES names and when the list is complete (the module binds no names at run time). With
+``--unsafe-fixes`` the rewrite imports only the names the file uses — in code, string annotations,
+``__all__`` and doctests — and is marked unsafe. Both refuse when behaviour cannot be shown kept for the
+file itself: a name it uses that nothing accounts for (it may come from the wildcard at run time), a name
+two wildcards both provide, a dynamic ``__all__``, a file that reads its namespace through
+``globals()``/``vars()``/``exec``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ class _Resolver:
     def __init__(self, ctx: FixContext):
         self.ctx = ctx
         self._cache: dict[tuple[str, str], frozenset[str]] = {}
+        # Modules without a literal __all__ that may bind names at run time (globals(), exec, setattr on
+        # themselves): their static names are a lower bound, enough for the names a file uses, not for all.
+        self.incomplete: set[tuple[str, str]] = set()
 
     # --- locating a module ---------------------------------------------------------------------
     def _repo_file(self, base: str, parts: list[str]) -> str | None:
@@ -85,6 +92,10 @@ class _Resolver:
             self._cache[key] = self._exports(kind, where, depth)
         return self._cache[key]
 
+    def complete(self, kind: str, where: str) -> bool:
+        """Are the names read for this module all that its wildcard binds (after exports() ran)?"""
+        return (kind, where) not in self.incomplete
+
     def _exports(self, kind: str, where: str, depth: int) -> frozenset[str]:
         if kind == "repo":
             source = self.ctx.read(where)
@@ -99,6 +110,8 @@ class _Resolver:
         declared = _literal_all(tree, label)
         if declared is not None:
             return frozenset(declared)
+        if _writes_namespace(tree):
+            self.incomplete.add((kind, where))
         names = set()
         for node in _module_level(tree.body):
             if isinstance(node, ast.ImportFrom) and node.names[0].name == "*":
@@ -107,9 +120,19 @@ class _Resolver:
                 else:
                     sub = ("installed", _absolute(where, node.level, node.module, label))
                 names |= self.exports(*sub, depth=depth + 1)
+                if not self.complete(*sub):
+                    self.incomplete.add((kind, where))
             else:
                 names |= _bound_by(node)
         return frozenset(n for n in names if not n.startswith("_"))
+
+
+def _writes_namespace(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Name) and n.func.id in ("globals", "vars", "exec", "setattr"))
+        or (isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault")
+            and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
+            and n.func.value.func.id in ("globals", "vars"))) for n in ast.walk(tree))
 
 
 def _absolute(module: str, level: int, name: str | None, label: str) -> str:
@@ -245,13 +268,35 @@ def _used_names(tree: ast.Module) -> tuple[set[str], set[str]]:
             used.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             used.update(node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 300:
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if ">>>" in node.value:
+                in_strings |= _doctest_names(node.value)
+            if len(node.value) >= 300:
+                continue
             try:
                 parsed = ast.parse(node.value.strip(), mode="eval")
             except (SyntaxError, ValueError):
                 continue
             in_strings.update(n.id for n in ast.walk(parsed) if isinstance(n, ast.Name))
     return used, in_strings
+
+
+def _doctest_names(text: str) -> set[str]:
+    """Names the doctest examples in a docstring use (doctest runs them in the module's namespace)."""
+    import doctest
+
+    names: set[str] = set()
+    try:
+        examples = doctest.DocTestParser().get_examples(text)
+    except ValueError:
+        return names
+    for example in examples:
+        try:
+            parsed = ast.parse(example.source)
+        except (SyntaxError, ValueError):
+            continue
+        names.update(n.id for n in ast.walk(parsed) if isinstance(n, ast.Name))
+    return names
 
 
 def _line_limit(ctx: FixContext) -> int:
@@ -268,7 +313,7 @@ def _line_limit(ctx: FixContext) -> int:
     return 88
 
 
-def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str]:
+def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str, str]:
     tree = python_tree(text)
     if tree is None:
         raise NotFixable("the file does not parse")
@@ -280,7 +325,8 @@ def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str]:
     if target is None:
         raise NotFixable(f"no wildcard import at line {finding.line}")
     resolver = _Resolver(ctx)
-    exports = {id(n): resolver.exports(*resolver.locate(n.level, n.module, ctx.path)) for n in stars}
+    located = {id(n): resolver.locate(n.level, n.module, ctx.path) for n in stars}
+    exports = {key: resolver.exports(*where) for key, where in located.items()}
     used, in_strings = _used_names(tree)
     provided = set().union(*exports.values())
     for name in sorted(used | (in_strings & provided)):
@@ -293,10 +339,9 @@ def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str]:
     if unknown:
         raise NotFixable(f"`{unknown[0]}` is used but defined nowhere that can be read: it may come from "
                          "the wildcard at run time")
-    names = sorted((used | in_strings) & exports[id(target)])
     module = "." * target.level + (target.module or "")
-    if not names:
-        raise NotFixable(f"the file uses no name of {module}: delete the import if it is not needed")
+    names, safety = _choose(module, exports[id(target)], (used | in_strings) & exports[id(target)],
+                            resolver.complete(*located[id(target)]), ctx.unsafe)
     line = text.splitlines()[target.lineno - 1]
     indent = line[:len(line) - len(line.lstrip())]
     single = f"from {module} import {', '.join(names)}"
@@ -314,4 +359,35 @@ def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str]:
 
     out = rewrite_at(text, cst.ImportFrom, finding.line, None, rewrite)
     shown = ", ".join(names) if len(names) <= 4 else ", ".join(names[:4]) + f" and {len(names) - 4} more"
-    return out, f"`from {module} import *` -> `from {module} import {shown}`"
+    if safety == "unsafe":
+        return out, (f"`from {module} import *` -> `from {module} import {shown}` (unsafe: only the names this "
+                     "file uses; code that reads its namespace loses the others)"), "unsafe"
+    return out, f"`from {module} import *` -> `from {module} import {shown}` (every name the wildcard binds)"
+
+
+# Naming every name a wildcard binds keeps the module's namespace exactly; past this many names the list
+# is more noise than the wildcard it replaces, and only the unsafe, narrowed rewrite is offered.
+MAX_SAFE_NAMES = 30
+
+
+def _choose(module: str, exported: frozenset[str], needed: set[str], complete: bool,
+            unsafe: bool) -> tuple[list[str], str]:
+    """The names to import and the fix's safety. A wildcard binds every name it exports, and other code may
+    read them from this module's namespace — `from this import name`, Django reading a settings module,
+    pytest collecting fixtures a conftest pulled in, a package re-exporting — so only importing all of them
+    keeps behaviour (safe). Importing just the names this file uses is the tidier rewrite, but unsafe."""
+    if complete and exported <= needed:
+        return sorted(exported), "safe"
+    if unsafe and needed:
+        return sorted(needed), "unsafe"
+    if not complete:
+        why = f"{module} may bind names at run time, so not all of its names can be listed"
+    elif len(exported) > MAX_SAFE_NAMES:
+        why = f"{module} binds {len(exported)} names, too many to list"
+    else:
+        return sorted(exported), "safe"
+    if not needed:
+        raise NotFixable(f"{why}, and the file uses none of them itself; its namespace may still be read "
+                         "(fixtures, settings, re-exports): delete the import only if nothing does")
+    raise NotFixable(f"{why}; `--unsafe-fixes` imports just the {len(needed)} this file uses (unsafe: code "
+                     "that reads this module's namespace loses the others)")

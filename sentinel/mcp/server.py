@@ -96,7 +96,7 @@ def build_server(repo: str | None = None) -> MCPServer:
                                                   "ast.literal_eval).")] = False,
     ) -> dict[str, Any]:
         """Show, as a unified diff, the fixes Sentinel can make for the change's findings (the same as
-        `sentinel check --diff-fixes`): bare except -> except Exception, wildcard imports -> the names used,
+        `sentinel check --diff-fixes`): bare except -> except Exception, wildcard imports -> explicit names,
         layout. Formatting and comments are kept. Nothing is written: apply the diff yourself (it applies to the
         working tree with `git apply`). Also lists findings that could not be fixed, and why."""
         return _call(tools.preview_fixes, ws, range=range, diff=diff, unsafe=unsafe)
