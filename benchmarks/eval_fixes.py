@@ -3,7 +3,8 @@
 Replays the commits of ../shared/corpus/noise (werkzeug, jinja, starlette, pytest, typer) and the
 flask/requests/sqlalchemy fixtures as real git repositories with the change staged (what the hook sees),
 gates every changed file whole (filter mode `file`, so the fixers meet real code rather than the few
-findings a precise gate reports on added lines), plans every fix (unsafe ones included), writes the
+findings a precise gate reports on added lines), counts what plain `--fix` would fix, plans every fix
+(unsafe ones included), writes the
 fixed files, stages them and gates again. For each rule it reports the findings a fixer exists for,
 how many were fixed and why the others were refused, whether each fixed finding is gone on the second
 run, and any finding the fixes introduced. Python results are also checked to parse, and layout fixes
@@ -99,6 +100,7 @@ def main() -> int:
     fixable = planner.fix_safety()
     seen = Counter()
     fixed = Counter()
+    fixed_safe = Counter()  # what plain --fix (no --unsafe-fixes) would fix
     gone = Counter()
     still = Counter()
     introduced = Counter()
@@ -116,6 +118,8 @@ def main() -> int:
                 continue
             change, config, verdict = gate(where)
             plan = planner.plan(change, verdict.findings, config, unsafe=True)
+            for fp in planner.plan(change, verdict.findings, config).changed_files:
+                fixed_safe.update(fx.finding.rule for fx in fp.fixes)
             for f in verdict.findings:
                 if f.rule in fixable:
                     seen[f.rule] += 1
@@ -151,11 +155,13 @@ def main() -> int:
                     if path == fp.path and k > before_counts[(path, rule)]:
                         introduced[rule] += k - before_counts[(path, rule)]
     print(f"{n} commits replayed, changed files gated whole (filter mode file), unsafe fixes included\n")
-    print("| rule | fix | findings | fixed | gone on the second run | refused (top reasons) |")
-    print("|---|---|---|---|---|---|")
+    print("| rule | fix | findings | fixed by --fix | fixed with --unsafe-fixes | gone on the second run | "
+          "refused with --unsafe-fixes (top reasons) |")
+    print("|---|---|---|---|---|---|---|")
     for rule in sorted(fixable):
         reasons = "; ".join(f"{k}x {why}" for why, k in refused[rule].most_common(3))
-        print(f"| {rule} | {fixable[rule]} | {seen[rule]} | {fixed[rule]} | {gone[rule]} | {reasons} |")
+        print(f"| {rule} | {fixable[rule]} | {seen[rule]} | {fixed_safe[rule]} | {fixed[rule]} | {gone[rule]} | "
+              f"{reasons} |")
     print(f"\nfindings the fixes introduced: {dict(introduced) or 'none'}")
     print(f"fixed findings still reported: {dict(still) or 'none'}")
     print(f"files refused whole: {dict(file_refusals) or 'none'}")

@@ -58,6 +58,12 @@ def test_every_fixable_rule_has_a_fixer_and_every_fixer_a_declared_rule():
     assert fixable == set(planner.fixers())
     assert declared["SEN301"] == declared["SEN203"] == declared["SEN205"] == "safe"
     assert declared["SEN303"] == "unsafe"
+    # and the docs say what each fixer does (sentinel explain, docs/rules.md)
+    from sentinel.fix.notes import DETAILS
+    from sentinel.report.ruledoc import fix_text
+
+    assert set(DETAILS) == fixable
+    assert all(DETAILS[r.code] in fix_text(r) for r in all_rules() if r.code in fixable)
 
 
 # --- SEN301 bare except ------------------------------------------------------------------------------------
@@ -298,6 +304,7 @@ def test_a_module_resolved_for_its_names_is_never_executed(repo, tmp_path):
     ({"lib.py": "def f():\n    return 1\n\n\nglobals().update(g=2)\n", "use.py": "from lib import *\n\nprint(1)\n"},
      "lib may bind names at run time, so not all of its names can be listed, and the file uses none"),
     ({"use.py": "from not_a_module_anywhere import *\n\nprint(thing)\n"}, "neither in the repository nor installed"),
+    ({"lib.py": "__all__ = []\n", "use.py": "from lib import *\n\nprint(1)\n"}, "lib binds no names"),
 ])
 def test_wildcards_that_cannot_be_resolved_are_left_with_a_reason(repo, files, reason):
     base = {k: v for k, v in files.items() if k != "use.py"}
@@ -403,6 +410,7 @@ def test_spaces_in_a_tab_file_are_not_guessed(repo):
     ("lib.rb", "TEXT = <<~EOS\n  keep   \nEOS\n"),
     ("raw.cpp", 'const char *s = R"(raw\n\tkeep\n)";\nint main() {\n    return 0;\n}\n'),
     ("page.php", '<?php\n$s = "runs on   \nhere";\n'),
+    ("db/schema.sql", "SELECT $body$line one   \nline two$body$ AS doc;\n"),
 ])
 def test_layout_fixes_leave_files_with_unmodelled_multiline_literals_alone(repo, path, code):
     stage(repo, {path: code})

@@ -41,13 +41,14 @@ _OTHER_LITERALS = {
     "yaml": (re.compile(r"(?:^|[:\-?]\s)\s*[|>][-+0-9]*\s*$"), "a block scalar"),
     "html": (re.compile(r"<(?:pre|textarea|script|style)\b|xml:space", re.I), "whitespace-preserving markup"),
     "xml": (re.compile(r"xml:space|<!\[CDATA\[", re.I), "whitespace-preserving markup"),
+    "sql": (re.compile(r"\$\w*\$"), "a dollar-quoted string"),
 }
 
 
 def _unmodeled_literal(text: str, language: str) -> str | None:
     """Why whitespace in this file may belong to a literal the lexer does not see, or None."""
-    if language in ("python", "go", "sql"):
-        return None  # Python: every result is checked against the AST; Go, SQL: modelled in full
+    if language in ("python", "go"):
+        return None  # Python: every result is checked against the AST; Go: modelled in full
     lexed = lex(text, language)
     quotes = _QUOTE_RUNS_ON.get(language, "")
     other = _OTHER_LITERALS.get(language)

@@ -103,8 +103,10 @@ def _passes_on(handler: cst.ExceptHandler) -> bool:
             if isinstance(func, cst.Attribute):
                 name = func.attr.value
                 of_sys = isinstance(func.value, cst.Name) and func.value.value == "sys"
+            elif isinstance(func, cst.Name):
+                name, of_sys = func.value, True  # `from sys import exc_info`
             else:
-                name, of_sys = getattr(func, "value", ""), True  # `from sys import exc_info`
+                return
             if "reraise" in str(name).lower() or (of_sys and name in ("exc_info", "exception")):
                 found = True
 

@@ -376,6 +376,8 @@ def _choose(module: str, exported: frozenset[str], needed: set[str], complete: b
     read them from this module's namespace — `from this import name`, Django reading a settings module,
     pytest collecting fixtures a conftest pulled in, a package re-exporting — so only importing all of them
     keeps behaviour (safe). Importing just the names this file uses is the tidier rewrite, but unsafe."""
+    if not exported:
+        raise NotFixable(f"{module} binds no names through a wildcard: the import only runs the module")
     if complete and exported <= needed:
         return sorted(exported), "safe"
     if unsafe and needed:

@@ -93,12 +93,15 @@ def equivalents(rule) -> str:
 
 
 def fix_text(rule) -> str:
-    """What `--fix` does for the rule (its declared fix safety)."""
+    """What `--fix` does for the rule (its declared fix safety, and what the fixer does)."""
+    from sentinel.fix.notes import DETAILS
+
     fix = getattr(rule, "fix", "none")
+    detail = f": {DETAILS[rule.code]}" if rule.code in DETAILS and fix != "none" else ""
     if fix == "safe":
-        return "safe: `sentinel check --fix` applies it (preview with `--diff-fixes`)"
+        return f"safe: `sentinel check --fix` applies it (preview with `--diff-fixes`){detail}"
     if fix == "unsafe":
-        return "unsafe (may change behaviour): applied only with `sentinel check --fix --unsafe-fixes`"
+        return f"unsafe (may change behaviour): applied only with `sentinel check --fix --unsafe-fixes`{detail}"
     return "none: no automatic fix"
 
 
