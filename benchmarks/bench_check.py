@@ -17,7 +17,10 @@ What is measured, in one run so that the machine's drift hits every command alik
 Sentinel runs from a non-editable install in its own virtualenv, as pre-commit installs it (an
 editable install adds an import finder to every interpreter start). Each run's CPU time and peak
 resident memory (the largest process of the run) come from the kernel's accounting (wait4).
-Prints medians, the slowest run, ratios to the floor and the peer, and peak RSS per added line.
+Prints medians, the p95 run (nearest rank), median CPU, ratios to the floor and the peer, peak RSS per
+added line, and the machine's load average around each target (the machine is shared: read the ratios).
+A p95 commit that passes is measured a second time failing (its info findings at fail-level info), so
+that the failing hook with recall — the slow path — is measured on the same change.
 
     python benchmarks/bench_check.py [--runs 11] [--whole-tree-runs 3] [--shared ../shared] [--json out.json]
 """
@@ -41,30 +44,45 @@ HERE = Path(__file__).resolve().parent
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("SENTINEL_")}
 
 
-def run_once(cmd: list[str], cwd: str) -> tuple[float, float, int]:
-    """(wall seconds, cpu seconds, peak RSS KiB of the largest process) of one run."""
+def run_once(cmd: list[str], cwd: str) -> tuple[float, float, int, int]:
+    """(wall seconds, cpu seconds, peak RSS KiB of the largest process, exit code) of one run."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-    _, _, usage = os.wait4(proc.pid, 0)
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
-    proc.returncode = 0
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, proc.returncode
 
 
 def interleaved(cmds: dict[str, list[str]], cwd: str, runs: int) -> dict[str, dict]:
     """Each command once per round, in turn, after one warm-up round; per command the runs' figures."""
     for cmd in cmds.values():
         run_once(cmd, cwd)
-    samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cmds}
+    samples: dict[str, list[tuple[float, float, int, int]]] = {name: [] for name in cmds}
     for _ in range(runs):
         for name, cmd in cmds.items():
             samples[name].append(run_once(cmd, cwd))
     out = {}
     for name, rows in samples.items():
         walls = [r[0] for r in rows]
-        out[name] = {"median": statistics.median(walls), "max": max(walls),
-                     "cpu": statistics.median(r[1] for r in rows), "rss_kib": max(r[2] for r in rows)}
+        out[name] = {"median": statistics.median(walls), "max": max(walls), "p95": p95(walls),
+                     "cpu": statistics.median(r[1] for r in rows), "rss_kib": max(r[2] for r in rows),
+                     "exit": sorted({r[3] for r in rows})}
     return out
+
+
+def p95(values: list[float]) -> float:
+    """Nearest-rank 95th percentile (with 20 runs the 19th slowest; with fewer, the slowest)."""
+    ordered = sorted(values)
+    return ordered[max(0, -(-95 * len(ordered) // 100) - 1)]
+
+
+def load() -> str:
+    """The machine's 1-minute load average (2 cores: above 2, commands queue for a CPU)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "?"
 
 
 def git(where: Path, *args: str) -> None:
@@ -170,17 +188,36 @@ def measure(label: str, cwd: str, sentinel: list[str], python: str, files: list[
     if ruff() and files:
         cmds["ruff"] = [ruff(), "check", "--no-cache", "--quiet", "--exit-zero", *files]
     cmds.update(extra or {})
+    load_before = load()
     res = interleaved(cmds, cwd, runs)
-    row = {"target": label, "added_lines": added, **{k: v for k, v in res.items()}}
+    row = {"target": label, "added_lines": added, "load": f"{load_before}-{load()}", **{k: v for k, v in res.items()}}
     s = res["sentinel"]
     row["sentinel/pass"] = s["median"] / res["python -c pass"]["median"]
     row["sentinel/ruff"] = s["median"] / res["ruff"]["median"] if "ruff" in res else None
     row["kib_per_line"] = s["rss_kib"] / added if added else None
-    print(json.dumps({"target": label, "sentinel": fmt(s["median"]), "max": fmt(s["max"]),
-                      "cpu": fmt(s["cpu"]), "rss_mib": round(s["rss_kib"] / 1024, 1),
+    print(json.dumps({"target": label, "sentinel": fmt(s["median"]), "p95": fmt(s["p95"]), "max": fmt(s["max"]),
+                      "load": row["load"],
+                      "cpu": fmt(s["cpu"]), "rss_mib": round(s["rss_kib"] / 1024, 1), "exit": s["exit"],
                       "pass": fmt(res["python -c pass"]["median"]),
                       "ruff": fmt(res["ruff"]["median"]) if "ruff" in res else None}), flush=True)
     return row
+
+
+def failing_variant(where: Path, python: str, sentinel: list[str]) -> Path | None:
+    """A copy of a staged repository whose gate fails on its info findings, if it has any; checked to
+    fail and to recall similar past fixes."""
+    copy = where.with_name(where.name + "-failing")
+    shutil.copytree(where, copy, symlinks=True)
+    (copy / ".sentinel.toml").write_text('fail-level = "info"\n', encoding="utf-8")
+    probe = subprocess.run([*sentinel, "--format", "json"], cwd=copy, capture_output=True, text=True, env=ENV)
+    try:
+        report = json.loads(probe.stdout)
+    except ValueError:
+        report = {}
+    if probe.returncode != 1 or not report.get("recall"):
+        print(f"note: {where.name} does not fail with recall at fail-level info (exit {probe.returncode})")
+        return None
+    return copy
 
 
 def main() -> int:
@@ -218,6 +255,16 @@ def main() -> int:
                     rows.append(measure(f"{repo_name} {label} ({t[label + '_added']} added lines)", str(where),
                                         sentinel, python, files, args.runs, t[label + "_added"],
                                         {"git diff --cached": ["git", "diff", "--cached"]}))
+                    if label == "p95" and rows[-1]["sentinel"]["exit"] == [0]:
+                        # The issue's target is a change that *fails* and recalls. When a commit passes,
+                        # the same staged change is gated again at fail-level info (set in an untracked
+                        # .sentinel.toml, so the hook's command line stays a bare `sentinel check`).
+                        failing = failing_variant(where, python, sentinel)
+                        if failing:
+                            rows.append(measure(f"{repo_name} {label} ({t[label + '_added']} added lines; "
+                                                f"fails at fail-level info, recall runs)", str(failing), sentinel,
+                                                python, files, args.runs, t[label + "_added"],
+                                                {"git diff --cached": ["git", "diff", "--cached"]}))
         if args.only != "commits":
             for name in ("flask", "sqlalchemy"):
                 diff = corpus / "whole-tree" / f"{name}.diff"
@@ -231,15 +278,16 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     cols = ["python -c pass", "git diff --cached", "sentinel", "ruff"]
-    print("\n| target | " + " | ".join(cols) + " | sentinel slowest | sentinel / pass | sentinel / ruff "
-          "| sentinel peak RSS | per added line |")
-    print("|---" * (len(cols) + 6) + "|")
+    print("\n| target | " + " | ".join(cols) + " | sentinel p95 | sentinel CPU | sentinel / pass | sentinel / ruff "
+          "| sentinel peak RSS | per added line | load |")
+    print("|---" * (len(cols) + 8) + "|")
     for r in rows:
         cells = [fmt(r[c]["median"]) if isinstance(r.get(c), dict) else "—" for c in cols]
         ratio_ruff = f"{r['sentinel/ruff']:.1f}" if r.get("sentinel/ruff") else "—"
         per_line = f"{r['kib_per_line']:.2f} KiB" if r.get("kib_per_line") else "—"
-        print(f"| {r['target']} | " + " | ".join(cells) + f" | {fmt(r['sentinel']['max'])} "
-              f"| {r['sentinel/pass']:.1f} | {ratio_ruff} | {r['sentinel']['rss_kib'] / 1024:.0f} MiB | {per_line} |")
+        print(f"| {r['target']} | " + " | ".join(cells) + f" | {fmt(r['sentinel']['p95'])} "
+              f"| {fmt(r['sentinel']['cpu'])} | {r['sentinel/pass']:.1f} | {ratio_ruff} "
+              f"| {r['sentinel']['rss_kib'] / 1024:.0f} MiB | {per_line} | {r['load']} |")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0

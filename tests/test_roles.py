@@ -142,3 +142,31 @@ def test_config_override_is_capped_by_the_role():
         ["warning"]
     assert [f.severity.value for f in gate_new_file("examples/a.py", src, cfg).findings if f.rule == "SEN301"] == \
         ["info"]
+
+
+def test_one_regex_per_pattern_list_keeps_gitignore_last_match_wins():
+    """The matcher compiles a list into one regex (reversed alternation with a named group per pattern when the
+    list has negations); it must answer exactly what matching each pattern in turn answers."""
+    import itertools
+    import re
+
+    from sentinel.globs import Matcher, translate
+
+    lists = list(roles.DEFAULT_PATTERNS.values()) + [
+        ("docs/", "!docs/requirements*.txt", "docs/requirements-dev.txt"),
+        ("*.py", "!tests/", "tests/keep_*.py"),
+        ("!a/",), ("build/", "!build/keep/", "build/keep/again/"),
+    ]
+    parts = ["docs", "tests", "build", "keep", "again", "a", "src", "vendor", "node_modules", ".github", "workflows"]
+    names = ["requirements.txt", "requirements-dev.txt", "keep_x.py", "x.py", "README.md", "x.pyi", "a_pb2.py",
+             "yarn.lock", "ci.yml", "notes.txt"]
+    paths = ["/".join((*d, n)) for k in range(4) for d in itertools.product(parts, repeat=k) for n in names]
+    for patterns in lists:
+        translated = translate(patterns)
+        matcher = Matcher(translated)
+        for path in paths:
+            expected = False
+            for src, include in translated:
+                if re.match(src, path):
+                    expected = include
+            assert matcher.match(path) is expected, (patterns, path)

@@ -86,6 +86,7 @@ def register(sub) -> None:
     p.add_argument("--config", metavar="PATH")
     p.add_argument("--output", "-o", metavar="FILE", default=None, type=output_file,
                    help="baseline file (default: config 'baseline' or .sentinel-baseline.json)")
+    add_format_option(p)
     p.set_defaults(func=cmd_baseline, all_files_default=True)
 
 
@@ -335,5 +336,10 @@ def cmd_baseline(args) -> int:
     if not os.path.isabs(path) and change.changeset.root and not args.output:
         path = os.path.join(change.changeset.root, path)
     n = baseline.write(path, verdict.findings)
-    print(f"sentinel: wrote {n} finding(s) to {path}")
+    if args.format == "json":
+        import json
+
+        print(json.dumps({"path": path, "findings": n}))
+    else:
+        print(f"sentinel: wrote {n} finding(s) to {path}")
     return 0
