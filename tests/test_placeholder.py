@@ -84,6 +84,13 @@ FIRES = [
      "def rate(user):\n    return 0.5  # to be replaced by the real implementation\n", "SEN404"),
     ("// placeholder in JS", "app.js", "const rate = 0.5; // placeholder\n", "SEN404"),
     ("/* stub */ in C", "lib.c", "int f(void) { return 0; /* stub */ }\n", "SEN404"),
+    # only the method itself, or another class, reaches it through self: not a template-method hook
+    ("method reached only through itself", "app.py",
+     "class Exporter:\n    def run(self, n):\n        if n:\n            return self.run(n - 1)\n"
+     "        raise NotImplementedError()\n\n    def other(self):\n        return self.name\n", "SEN402"),
+    ("method reached through self by another class", "app.py",
+     "class Exporter:\n    def run(self):\n        raise NotImplementedError()\n\n\n"
+     "class Caller:\n    def go(self):\n        return self.run()\n", "SEN402"),
 ]
 
 

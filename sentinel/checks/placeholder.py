@@ -553,15 +553,27 @@ def _abstract_function(func, parent, subclassed: set[str]) -> bool:
 def _template_hook(func, cls: ast.ClassDef) -> bool:
     """A method the class's other methods reach through `self.name`: the class relies on a subclass to
     provide it (the template-method pattern), so its own body is not missing work."""
-    name = func.name
-    for other in cls.body:
-        if other is func or not isinstance(other, _FUNCS):
-            continue
-        for node in ast.walk(other):
-            if (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
-                    and node.value.id in ("self", "cls")):
-                return True
-    return False
+    reached = _self_attributes(cls)
+    return any(method is not func for method in reached.get(func.name, ()))
+
+
+def _self_attributes(cls: ast.ClassDef) -> dict[str, list]:
+    """`self.x` / `cls.x` names -> the methods of the class that use them; walked once per class (a class
+    with hundreds of stub methods would otherwise walk its whole body once per stub) and kept on the node."""
+    found = getattr(cls, "_sentinel_self_attributes", None)
+    if found is None:
+        found = {}
+        for method in cls.body:
+            if not isinstance(method, _FUNCS):
+                continue
+            for node in ast.walk(method):
+                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                        and node.value.id in ("self", "cls")):
+                    users = found.setdefault(node.attr, [])
+                    if not users or users[-1] is not method:
+                        users.append(method)
+        cls._sentinel_self_attributes = found
+    return found
 
 
 def _not_implemented(ctx: FileContext, node: ast.Raise, outer: tuple, subclassed: set[str]) -> Finding | None:
