@@ -126,12 +126,14 @@ def sarif_for(verdict, rules=None, files=None, root=None) -> dict:
     from sentinel.report.locate import Locator, is_pseudo_path
 
     if root is None:
-        root = tempfile.mkdtemp(prefix="sarif-repo-")
-        for f in verdict.findings:
-            if not is_pseudo_path(f.path):
-                p = Path(root) / f.path
-                p.parent.mkdir(parents=True, exist_ok=True)
-                p.write_text("x\n" * max(f.end_line or 0, f.line or 0, 1))
+        # a checkout made for this call only: removed again, whatever the assertions say
+        with tempfile.TemporaryDirectory(prefix="sarif-repo-") as tmp:
+            for f in verdict.findings:
+                if not is_pseudo_path(f.path):
+                    p = Path(tmp) / f.path
+                    p.parent.mkdir(parents=True, exist_ok=True)
+                    p.write_text("x\n" * max(f.end_line or 0, f.line or 0, 1))
+            return sarif_for(verdict, rules, files, tmp)
     locator = Locator(files, str(root))
     doc = json.loads(render(verdict, "sarif", rules=rules if rules is not None else {}, root=str(root),
                             locator=locator))
