@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import gzip
 import json
 import os
@@ -103,13 +104,21 @@ def run_sentinel(cmd: list[str], cwd: Path, env: dict, timeout: float = 120.0) -
     return out
 
 
-def replay(job: tuple[dict, str]) -> dict:
-    commit, sentinel = job
+@contextlib.contextmanager
+def scratch(commit: dict):
+    """A temp dir, the environment to run git and sentinel in, and the commit's result record."""
     env = {**os.environ, **GIT_ENV, "SENTINEL_DEBUG": ""}
     env.pop("SENTINEL_TASK", None)
     tmp = Path(tempfile.mkdtemp(prefix="noise-"))
-    result = {"repo": commit["repo"], "sha": commit["sha"], "subject": commit["subject"]}
     try:
+        yield tmp, env, {"repo": commit["repo"], "sha": commit["sha"], "subject": commit["subject"]}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # sentinel: ignore[SEN103] the replay's own temp dir
+
+
+def replay(job: tuple[dict, str]) -> dict:
+    commit, sentinel = job
+    with scratch(commit) as (tmp, env, result):
         where = tmp / "repo"
         try:
             build(commit, where, env)
@@ -128,19 +137,13 @@ def replay(job: tuple[dict, str]) -> dict:
         # CI view: the same change committed with its real message, checked as a range.
         git("commit", "-q", "--allow-empty", "-F", str(msg))
         result["ci"] = run_sentinel([sentinel, "check", "--range", "HEAD^..HEAD", "--format", "json"], where, env)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # sentinel: ignore[SEN103] the replay's own temp dir
     return result
 
 
 def replay_diff(job: tuple[dict, str]) -> dict:
     """A commit known only by its diff and message: what `git diff | sentinel check --diff -` sees in CI."""
     commit, sentinel = job
-    env = {**os.environ, **GIT_ENV, "SENTINEL_DEBUG": ""}
-    env.pop("SENTINEL_TASK", None)
-    tmp = Path(tempfile.mkdtemp(prefix="noise-"))
-    result = {"repo": commit["repo"], "sha": commit["sha"], "subject": commit["subject"]}
-    try:
+    with scratch(commit) as (tmp, env, result):
         subprocess.run(["git", "init", "-q", str(tmp)], check=True, capture_output=True, env=env)
         msg = tmp / "MSG"
         msg.write_text(message_of(commit), encoding="utf-8")
@@ -148,8 +151,6 @@ def replay_diff(job: tuple[dict, str]) -> dict:
         diff.write_bytes(commit["diff"].encode("utf-8", "surrogateescape"))
         result["ci"] = run_sentinel([sentinel, "check", "--diff", str(diff), "--message", f"@{msg}",
                                      "--format", "json", "--no-memory"], tmp, env)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # sentinel: ignore[SEN103] the replay's own temp dir
     return result
 
 
