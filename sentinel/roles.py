@@ -30,6 +30,9 @@ ROLES: tuple[str, ...] = (VENDORED, GENERATED, FIXTURE, TEST, STUB, EXAMPLE, DOC
 _TEST_DIRS = ("tests", "test", "testing", "__tests__")
 _DATA_DIRS = ("data", "fixtures", "fixture", "files", "samples", "snapshots", "__snapshots__", "cassettes",
               "golden", "expected", "inputs", "outputs", "resources", "assets")
+# Files of a test tree that are data by their kind: test vectors, recorded responses, expected outputs. Config-like
+# kinds (.toml, .ini, .cfg, .txt) are left out: a tests/requirements.txt is a manifest the jail still reads.
+_DATA_EXTENSIONS = ("json", "jsonl", "ndjson", "xml", "csv", "tsv", "html", "htm", "yaml", "yml", "har")
 
 DEFAULT_PATTERNS: dict[str, tuple[str, ...]] = {
     VENDORED: ("vendor/", "_vendor/", "vendored/", "third_party/", "thirdparty/", "third-party/", "node_modules/"),
@@ -38,13 +41,14 @@ DEFAULT_PATTERNS: dict[str, tuple[str, ...]] = {
                 "poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock", "Cargo.lock", "go.sum", "composer.lock",
                 "Gemfile.lock"),
     FIXTURE: (*(f"{t}/**/{d}/" for t in _TEST_DIRS for d in _DATA_DIRS),
+              *(f"{t}/**/*.{e}" for t in _TEST_DIRS for e in _DATA_EXTENSIONS),
               "testdata/", "test_data/", "test-data/", "fixtures/", "__fixtures__/", "__snapshots__/",
               "*.snap", "cassettes/"),
     TEST: (*(f"{t}/" for t in _TEST_DIRS), "spec/", "specs/", "test_*.py", "*_test.py", "*_tests.py",
            "tests.py", "conftest.py", "*_test.go", "*.test.js", "*.test.ts", "*.test.jsx", "*.test.tsx",
            "*.spec.js", "*.spec.ts", "*.spec.jsx", "*.spec.tsx", "*Test.java", "*Tests.java", "*_spec.rb"),
     STUB: ("*.pyi",),
-    EXAMPLE: ("examples/", "example/", "docs_src/", "docs-src/", "samples/", "sample/", "tutorial/",
+    EXAMPLE: ("examples/", "example/", "*-examples/", "*_examples/", "docs_src/", "docs-src/", "samples/", "sample/", "tutorial/",
               "tutorials/", "demo/", "demos/", "cookbook/"),
     DOCS: ("docs/", "doc/", "*.md", "*.markdown", "*.rst", "*.adoc", "*.asciidoc", "*.txt", "*.rdoc",
            "README", "README.*", "CHANGES", "CHANGES.*", "CHANGELOG", "CHANGELOG.*", "HISTORY", "HISTORY.*",

@@ -462,6 +462,20 @@ def test_bare_except_with_safe_reraise_and_explained_bare_except():
     assert [f.severity.value for f in gate_new_file("app.py", src).findings if f.rule == "SEN301"] == ["warning"]
 
 
+@pytest.mark.parametrize("path, line, fires", [
+    # URL-parser test vectors: credentials in URLs are the data under test, not secrets...
+    ("tests/models/vectors.json", '{"input": "http://&a:b@d:2/", "href": "http://%25DOMAIN:foo@foodomain.com/"}',
+     False),
+    ("tests/test_urls.py", 'URL = "https://user:pass2@foo/bar"', False),
+    ("examples/proxy.py", 'PROXY = "http://alice:wonderland42@proxy.example:3128"', False),
+    # ... unless one looks like a real random key; and product code counts any literal password.
+    ("tests/test_urls.py", 'URL = "https://deploy:kT9xQ2mV7bR4nW8zL3pF6hJ1sD5gY0aC9eU2iO7t@db.example/x"', True),
+    ("pkg/settings.py", 'URL = "https://deploy:pass2@db.example/x"', True),
+])
+def test_url_credentials_outside_product_code_must_look_random(path, line, fires):
+    assert ("SEN304" in chaos_codes(gate_new_file(path, line + "\n"))) is fires
+
+
 @pytest.mark.parametrize("path, value, fires", [
     # Outside product code a named literal counts only when it looks like a real random key.
     ("tests/test_api.py", "hunter2", False),

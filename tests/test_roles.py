@@ -31,6 +31,10 @@ def role_of(path: str, config: dict | None = None, content: str = "x = 1\n") -> 
     ("tests/data/formatter_input.py", "fixture"),
     ("tests/unit/fixtures/stub_module.py", "fixture"),
     ("pkg/testdata/vectors.py", "fixture"),
+    ("tests/models/whatwg.json", "fixture"),  # a test tree's data files are data by their kind
+    ("tests/cassettes.yaml", "fixture"),
+    ("tests/requirements.txt", "test"),  # ... but a manifest stays readable to the jail
+    ("typing-examples/pyrefly.py", "example"),
     ("docs/conf.py", "docs"),
     ("docs/index.md", "docs"),
     ("README.rst", "docs"),

@@ -210,6 +210,10 @@ def _random_key(value: str) -> bool:
         return False
     return is_high_entropy(v, 4.5) and not is_placeholder(v, "", True)
 _TRUSTED_ROLES = frozenset({roles.PRODUCT, roles.CI, roles.GENERATED, roles.VENDORED})
+# Tests, their data and examples hold only stand-in credentials unless one looks like a real random key; docs
+# keep the looser stand-in list (a connection string in a README is as likely a real one pasted as a sample).
+_STRICT_URL_ROLES = frozenset({roles.TEST, roles.FIXTURE, roles.EXAMPLE})
+_STRICT_URLS = "chaos.strict-urls"
 
 
 class _LazyFlag:
@@ -243,6 +247,8 @@ def check_file(ctx: FileContext) -> list[Finding]:
     in_test = role not in _TRUSTED_ROLES
     out: list[Finding] = []
     token_lines: set[int] = set()
+    if role in _STRICT_URL_ROLES:
+        ctx.memo[_STRICT_URLS] = True
     out.extend(_token_findings(ctx, in_test, token_lines))
     if ctx.language in PROSE:
         return out  # prose holds no code: only unmistakable secret formats are looked for
@@ -279,6 +285,8 @@ def _token_findings(ctx: FileContext, in_test, token_lines: set[int]) -> list[Fi
             kind, column = "private key block", None
         else:
             url = next(iter(find_url_credentials(raw, in_test)), None)
+            if url is not None and ctx.memo.get(_STRICT_URLS) and not _random_key(raw[url[0]:url[1]]):
+                url = None  # test vectors of URL parsers: "user:pass@host", "%25DOMAIN:pass@..." are data
             if url is not None and not in_test and _documentation_at(ctx, n, url[0]):
                 # A connection string in a docstring or comment illustrates usage: stand-ins do not count there.
                 url = next(iter(find_url_credentials(raw, True)), None)
