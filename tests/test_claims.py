@@ -112,6 +112,8 @@ def test_claim_is_recognised(message, kind):
     "Add a done callback to the future",
     "Use a fixed-size buffer",
     "Fixed-size buffers for `all tests pass` parsing",
+    "This backend seems to run from the start against the resolved\nversions, so pin them.",
+    "Read the fixed\nheader first",
     "```\nall tests pass\n```",
     'The issue says "production ready" but it is not',
     "> all tests pass",
@@ -400,6 +402,16 @@ def test_tests_added_without_any_test_is_contradicted():
     v = gate("Added unit tests for parse_port.")
     assert severities(v) == [("SEN601", Severity.ERROR)] and "no test in the change" in claim_findings(v)[0].message
     assert claim_findings(gate("Added unit tests for parse_port.", {"app.py": SRC, "tests/test_app.py": TEST})) == []
+
+
+def test_tests_added_to_a_package_or_ci_config_is_not_contradicted():
+    """"Add tests to the sdist" edits packaging that names tests: no test file, but no contradiction either."""
+    pyproject = '[tool.hatch.build.targets.sdist]\ninclude = ["src/", "tests/", "requirements.txt"]\n'
+    v = gate("Add tests and requirements.txt to sdist", {"pyproject.toml": pyproject})
+    assert severities(v) == [("SEN601", Severity.INFO)] and "names tests" in claim_findings(v)[0].message
+    # Config that does not name tests is no excuse.
+    v = gate("Add tests and requirements.txt to sdist", {"pyproject.toml": '[project]\nname = "x"\n'})
+    assert severities(v) == [("SEN601", Severity.ERROR)]
 
 
 def test_tests_added_inside_a_source_file_count():

@@ -302,6 +302,9 @@ def _judge_tests_added(claim, ev: Evidence) -> Judgement:
         return Judgement(Outcome.SUPPORTED, _tests_found(facts))
     if not ev.cctx.files:
         return Judgement(Outcome.UNVERIFIED, [], ["a change to look at"])
+    if facts.config_naming_tests and not facts.tests_deleted:
+        return Judgement(Outcome.UNVERIFIED, [f"no test file, but {_names(facts.config_naming_tests)} names tests"],
+                         ["a test added or changed in this change"])
     found = [f"tests deleted: {_names(facts.tests_deleted)}"] if facts.tests_deleted else \
         [f"no test in the change ({_names([f.path for f in ev.cctx.files])})"]
     return Judgement(Outcome.CONTRADICTED, found, ["a test added or changed in this change"])

@@ -74,7 +74,9 @@ CLAIM_KINDS: tuple[ClaimKind, ...] = (
               "a regression test added or changed with the fix, and no failing test report",
               lazy_re(r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\s*:?\s+(?:[\w.-]+/[\w.-]+)?(?:#|GH-)\d+"
                          r"|\b(?:is|are|was|were|been|now|finally|has|have)\s+(?:been\s+|now\s+)?(?:fixed|resolved)\b(?![-_])"
-                         r"|\b(?:fixed|resolved)\b(?![-_])(?=\s+(?:the|a|an|this|that|it|bugs?|issues?|crash(?:es)?"
+                         # "the resolved dependencies", "a fixed size": an adjective after a determiner
+                         r"|(?<!\bthe\s)(?<!\ba\s)(?<!\ban\s)(?<!\bits\s)(?<!\bour\s)(?<!\btheir\s)(?<!\bthis\s)"
+                         r"\b(?:fixed|resolved)\b(?![-_])(?=\s+(?:the|a|an|this|that|it|bugs?|issues?|crash(?:es)?"
                          r"|regressions?|errors?|problems?|race|leaks?|failures?|exceptions?|#)\b|\s*[.!;]?\s*$)"
                          # wording fixes need no regression test
                          r"(?!\s+(?:a\s+|the\s+|some\s+)?(?:typos?|spelling|grammar|wording|docs?|documentation"

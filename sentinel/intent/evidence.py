@@ -138,6 +138,10 @@ _ASSERTION = lazy_re(r"^\s*(?:assert\b|self\.assert\w*\s*\(|(?:pytest|self)\.(?:
 # A news fragment's type as towncrier and friends name it: the project's own label for the change.
 _DOC_FRAGMENT = lazy_re(r"\.(?:docs?|documentation)(?:\.\w+)?$", re.I)
 
+# Build, packaging and CI configuration (MANIFEST.in and other extension-less files are "unknown").
+_CONFIG_LANGUAGES = frozenset({"yaml", "toml", "json", "ini", "make", "docker", "unknown"})
+_NAMES_TESTS = lazy_re(r"\btests?\b", re.I)
+
 TEST, DOCS, CODE = "test", "docs", "code"
 _ROLE_KIND = {"test": TEST, "fixture": TEST, "docs": DOCS, "example": DOCS}
 
@@ -171,6 +175,9 @@ class ChangeFacts(Record):
     news_files: list[str] = factory(list)
     doc_fragments: list[str] = factory(list)  # news fragments the project typed as documentation
     bench_files: list[str] = factory(list)
+    # build, packaging and CI files whose added lines name tests ("tests/" in an sdist include, a test job):
+    # "add tests to the sdist" may be about them, so "no test in the change" no longer contradicts the claim
+    config_naming_tests: list[str] = factory(list)
 
     @property
     def has_tests(self) -> bool:
@@ -216,6 +223,9 @@ def change_facts(files: list[FileChange]) -> ChangeFacts:
             facts.test_code.append(p)
         if _BENCH_PATH.search(p) or (fc.added and any(_BENCH_CODE.search(t) for t in fc.added.values())):
             facts.bench_files.append(p)
+        if kind == CODE and fc.added and fc.language in _CONFIG_LANGUAGES \
+                and any(_NAMES_TESTS.search(t) for t in fc.added.values()):
+            facts.config_naming_tests.append(p)
     return facts
 
 
