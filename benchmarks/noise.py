@@ -99,7 +99,7 @@ def run_sentinel(cmd: list[str], cwd: Path, env: dict, timeout: float = 120.0) -
         out["findings"].append({"rule": f["rule"], "severity": f["severity"], "path": f.get("path"),
                                 "line": f.get("line"), "message": f.get("message", "")[:300],
                                 "code": (f.get("code") or "")[:200],
-                                "role": f.get("role") or roles.get(f.get("path")) or "?"})
+                                "role": f.get("role") or roles.get(f.get("path")) or "change"})
     out["checks"] = {c["check"]: c["status"] for c in report.get("checks", [])}
     return out
 
@@ -154,6 +154,42 @@ def replay_diff(job: tuple[dict, str]) -> dict:
     return result
 
 
+def replay_history(job: tuple[dict, str]) -> dict:
+    """A commit of a real history, checked out with the project's own files and config at that commit: the CI
+    view, `sentinel check --range C^..C`."""
+    commit, sentinel = job
+    with scratch(commit) as (tmp, env, result):
+        where = tmp / "repo"
+        for attempt in range(10):  # parallel `worktree add` on one repository contend for its lock files
+            add = subprocess.run(["git", "-C", commit["git"], "worktree", "add", "-q", "-f", "--detach", str(where),
+                                  commit["sha"]], check=False, capture_output=True, env=env)
+            if add.returncode == 0:
+                break
+            time.sleep(0.2 * (attempt + 1))
+        else:
+            result["build_error"] = add.stderr.decode("utf-8", "replace")[-500:]
+            return result
+        try:
+            result["ci"] = run_sentinel([sentinel, "check", "--range", f"{commit['sha']}^..{commit['sha']}",
+                                         "--format", "json"], where, env)
+        finally:
+            subprocess.run(["git", "-C", commit["git"], "worktree", "remove", "-f", str(where)],
+                           check=False, capture_output=True, env=env)
+    return result
+
+
+def history_commits(clone: Path, name: str, limit: int) -> list[dict]:
+    """The last ``limit`` first-parent, non-merge commits of a repository that are not its root."""
+    out = subprocess.run(["git", "-C", str(clone), "log", "--first-parent", "--no-merges", f"-{limit}",
+                          "--format=%H%x00%P%x00%s"], check=True, capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        sha, parents, subject = line.split("\0", 2)
+        if parents:
+            rows.append({"repo": name, "sha": sha, "subject": subject, "git": str(clone)})
+    return rows
+
+
 def load_commits(shared: Path, repos: list[str] | None, limit: int | None, corpus: str = "noise") -> list[dict]:
     out = []
     if corpus == "noise":
@@ -180,7 +216,7 @@ def summarize(results: list[dict]) -> str:
     per_repo = collections.defaultdict(list)
     for r in results:
         per_repo[r["repo"]].append(r)
-    views = ("ci", "hook", "commit_msg")
+    views = [v for v in ("ci", "hook", "commit_msg") if any(v in r for r in results)] or ["ci"]
     header = "| project | commits | " + " | ".join(f"{v} blocked | {v} exit 2" for v in views) + " | either blocked |"
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     totals = collections.Counter()
@@ -238,7 +274,12 @@ def main() -> int:
     ap.add_argument("--repo", action="append", help="only these projects (werkzeug, jinja, ...)")
     ap.add_argument("--limit", type=int, help="first N commits of each project")
     ap.add_argument("--json", type=Path, help="write every commit's results here")
+    ap.add_argument("--history", type=Path, action="append",
+                    help="instead of a corpus: a git repository (bare or not) whose last --limit (default 150) "
+                         "commits are replayed in the CI view; held-out projects the rules were never tuned on")
     args = ap.parse_args()
+    if args.history:
+        return replay_histories(args)
     if not (args.shared / "corpus" / "noise").is_dir():
         print(f"skipped: {args.shared}/corpus/noise not found (see the shared corpus README)")
         return 0
@@ -249,6 +290,27 @@ def main() -> int:
     jobs = [(c, args.sentinel) for c in commits]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(replay_diff if args.corpus == "commits" else replay, jobs, chunksize=1))
+    print(summarize(results))
+    print(f"\n{len(results)} commits replayed in {time.perf_counter() - t0:.0f} s with {args.sentinel}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return 0
+
+
+def replay_histories(args) -> int:
+    t0 = time.perf_counter()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="noise-history-") as tmp:
+        commits = []
+        for src in args.history:
+            name = src.resolve().parent.name if src.name in ("repo", ".git") else src.resolve().name
+            clone = Path(tmp) / name
+            # a clone of our own, so the worktrees never touch the source repository
+            subprocess.run(["git", "clone", "-q", "--no-checkout", "--shared", str(src), str(clone)], check=True,
+                           capture_output=True)
+            commits += history_commits(clone, name, args.limit or 150)
+        with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(replay_history, [(c, args.sentinel) for c in commits], chunksize=1))
     print(summarize(results))
     print(f"\n{len(results)} commits replayed in {time.perf_counter() - t0:.0f} s with {args.sentinel}")
     if args.json:
