@@ -6,7 +6,10 @@ A comment on the finding's own line (any line of its span for a multi-line findi
 * ``# noqa`` (every rule: flake8's and ruff's blanket form) or ``# noqa: E722, S307`` naming our code or one of
   the rule's equivalents (``Rule.noqa``; flake8-style prefixes such as ``E7`` count);
 * ``# nosec`` (bandit: every *security* rule) or ``# nosec B307`` naming one of the rule's bandit codes;
-* ``# pylint: disable=bare-except`` naming one of the rule's pylint names.
+* ``# pylint: disable=bare-except`` naming one of the rule's pylint names;
+* ``# type: ignore[union-attr]`` (mypy) or ``# pyright: ignore[reportOptionalMemberAccess]`` naming one of the
+  rule's type-checker codes, or bare (every type error of the line) for a rule that has such codes: the author
+  has already told the type checker that the value may be None here.
 
 A suppression never reaches the next line: a comment about line 10 says nothing about line 11.
 """
@@ -22,8 +25,12 @@ _NOQA = lazy_compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z][A-Za-z0-9]*(?:[\s,]+[A-
                      re.IGNORECASE)
 _NOSEC = lazy_compile(r"#\s*nosec\b(?::?\s*(?P<codes>B\d+(?:[\s,]+B\d+)*))?", re.IGNORECASE)
 _PYLINT = lazy_compile(r"pylint:\s*disable\s*=\s*(?P<names>[\w-]+(?:\s*,\s*[\w-]+)*)")
+_TYPE_IGNORE = lazy_compile(r"#\s*(?:type|pyright):\s*ignore\b(?:\[(?P<codes>[\w\s,-]*)\])?")
+# mypy error codes and pyright rules our rules correspond to: a bare `# type: ignore` covers these rules only.
+TYPE_CHECKER_CODES = frozenset({"union-attr", "index", "operator", "reportoptionalmemberaccess",
+                                "reportoptionalsubscript", "reportoptionalcall", "reportoptionaliterable"})
 # Cheap gate: most comments are none of these.
-_WORDS = ("sentinel:", "noqa", "nosec", "pylint:")
+_WORDS = ("sentinel:", "noqa", "nosec", "pylint:", "ignore")
 
 
 def _split(codes: str) -> set[str]:
@@ -71,6 +78,11 @@ def comment_suppresses(comment: str, code: str, equivalents: tuple = (), securit
     if m:
         names = {n.strip().lower() for n in m.group("names").split(",")}
         if "all" in names or names & {e.lower() for e in equivalents}:
+            return True
+    for m in _TYPE_IGNORE.finditer(comment):
+        ours = {e.lower() for e in equivalents} & TYPE_CHECKER_CODES
+        codes = m.group("codes")
+        if ours and (codes is None or {c.strip().lower() for c in codes.split(",")} & ours):
             return True
     return False
 

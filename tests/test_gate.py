@@ -82,6 +82,18 @@ def test_nosec_and_bandit_codes_for_security_rules(comment, suppressed):
     assert ("SEN303" in codes(v)) is (not suppressed)
 
 
+@pytest.mark.parametrize("comment, suppressed", [
+    ("# type: ignore[union-attr]", True),  # mypy: the author knows the value may be None here
+    ("# type: ignore", True),  # every type error of the line
+    ("# pyright: ignore[reportOptionalMemberAccess]", True),
+    ("# type: ignore[arg-type]", False),  # another type error
+    ("# pyright: ignore[reportGeneralTypeIssues]", False),
+])
+def test_type_checker_ignores_cover_the_none_access_rule(comment, suppressed):
+    v = gate_new_file("s.py", f"import re\nv = re.search('(a)', s).groups()  {comment}\n")
+    assert ("SEN305" in codes(v)) is (not suppressed)
+
+
 def test_severity_override_and_off():
     v = gate_new_file("s.py", BARE, {"severity": {"SEN301": "warning"}})
     assert [f.severity.value for f in v.findings if f.rule == "SEN301"] == ["warning"]

@@ -120,6 +120,7 @@ RULES: tuple[Rule, ...] = (
                         '    return m.group(1)\n',
         hint="Check the result for None first (or pass a default to .get()).",
         roles={**QUALITY_ROLES, TEST: OFF, CI: OFF},
+        noqa=("union-attr", "index", "reportOptionalMemberAccess", "reportOptionalSubscript"),
     ),
 )
 BARE_EXCEPT, SWALLOWED, EVAL_EXEC, CREDENTIAL, NONE_ACCESS = RULES

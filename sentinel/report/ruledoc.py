@@ -72,6 +72,10 @@ _PYLINT_ID = lazy_compile(r"^[CRWEFI]\d{4}$")
 
 
 def _suppression_comment(code: str) -> str:
+    from sentinel.suppress import TYPE_CHECKER_CODES
+
+    if code.lower() in TYPE_CHECKER_CODES:
+        return f"`# pyright: ignore[{code}]`" if code.startswith("report") else f"`# type: ignore[{code}]`"
     if _PYLINT_ID.match(code) or not any(ch.isdigit() for ch in code):
         return f"`# pylint: disable={code}`"
     return f"`# noqa: {code}`"
@@ -156,7 +160,8 @@ def markdown_page(rules) -> str:
             "A rule's severity is for product code; tests, test data, docs, examples, stubs, generated and vendored "
             "files and CI workflows get the policy shown under each rule (file roles: `[tool.sentinel.roles]`). "
             "*Equivalents* are other linters' codes for the same problem: a project's `# noqa: CODE`, "
-            "`# pylint: disable=NAME` or (security rules) `# nosec` on the line is honoured.", "",
+            "`# pylint: disable=NAME`, `# type: ignore[CODE]` / `# pyright: ignore[RULE]` (type-checker codes) or "
+            "(security rules) `# nosec` on the line is honoured.", "",
             "| code | name | check | default | fix | equivalents |", "| --- | --- | --- | --- | --- | --- |"]
     head += [f"| [{r.code}](#{r.code.lower()}) | {r.name} | {r.check} | {r.severity.value} | {r.fix} | "
              f"{', '.join(r.noqa) if r.noqa else ''} |" for r in rules]
