@@ -10,10 +10,10 @@ is a check error when llm.fail_closed (the default) - never a silent pass - else
 from __future__ import annotations
 
 import json
-import os
 import re
 
 from sentinel.lazyre import lazy_compile
+from sentinel.llmclient import import_litellm
 from sentinel.models import CheckResult, CheckStatus, FileStatus, Finding, Severity
 from sentinel.rules import Rule
 
@@ -185,16 +185,6 @@ def build_messages(task: str | None, message: str | None, diff: str, cut_note: s
 
 # --- calling the model ---------------------------------------------------------------------------
 
-def _import_litellm():
-    # Never fetch the model cost map from the network at import, and never send telemetry.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_TELEMETRY", "False")
-    import litellm
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True
-    return litellm
-
-
 def _usage_and_cost(litellm, response) -> tuple[int, int, float | None]:
     usage = getattr(response, "usage", None)
     prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -258,7 +248,7 @@ def check_change(cctx) -> CheckResult:
         cut_note = f"cut to the first {cfg.max_diff_chars} of {len(diff)} characters"
         diff = diff[: cfg.max_diff_chars].rsplit("\n", 1)[0] + "\n"
     try:
-        litellm = _import_litellm()
+        litellm = import_litellm()
     except ImportError:
         return _failure(cfg, "litellm is not installed", "pip install 'diff-sentinel[llm]'")
     messages = build_messages(task.text if task else None, cctx.message, diff, cut_note)

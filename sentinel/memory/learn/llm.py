@@ -12,12 +12,12 @@ only here (the [llm] extra).
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sentinel.llmclient import import_litellm
 from sentinel.memory import taxonomy
 from sentinel.memory.learn.model import Candidate
 from sentinel.memory.learn.standardise import GOVERNED_BY, card_id, confidence, facts
@@ -72,16 +72,6 @@ Write everything in your own words: never copy sentences from the commit message
 exception names and short technical terms are fine.""".format(tags=", ".join(taxonomy.TAGS))
 
 
-def _import_litellm():
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_TELEMETRY", "False")
-    import litellm
-
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True
-    return litellm
-
-
 def _extract_json(text: str) -> dict:
     text = (text or "").strip()
     fence = re.search(r"```(?:json)?\s*(\{.*\})\s*```", text, re.DOTALL)
@@ -100,7 +90,7 @@ class LLMStandardiser:
         from sentinel.errors import ConfigError
 
         try:
-            self.litellm = _import_litellm()
+            self.litellm = import_litellm()
         except ImportError:
             raise ConfigError("--llm needs litellm: pip install 'diff-sentinel[llm]'") from None
         self.model = model
