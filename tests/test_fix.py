@@ -422,6 +422,14 @@ def test_layout_fixes_leave_files_with_unmodelled_multiline_literals_alone(repo,
     assert all("may be part of a value, not layout" in why for _, why in fp.not_fixed)
 
 
+def test_xml_text_keeps_its_trailing_spaces_and_markup_loses_them(repo):
+    code = "<config>   \n  <name>Ada   \n  Lovelace</name>\n</config>\n"
+    stage(repo, {"conf/app.xml": code})
+    plan, verdict = fix_staged(repo)
+    assert [(f.rule, f.line, f.end_line) for f in verdict.findings] == [("SEN205", 1, 2)]
+    assert after(plan, "conf/app.xml").after == code.replace("<config>   ", "<config>")
+
+
 def test_a_dotenv_value_keeps_its_trailing_spaces(repo):
     stage(repo, {".env": "NAME=value   \n"})
     plan, verdict = fix_staged(repo)

@@ -90,6 +90,8 @@ def trailing_whitespace(text: str, finding, ctx: FixContext) -> tuple[str, str]:
         kept = body.rstrip(" \t")
         if kept.endswith("\\"):
             continue  # "\ " escapes the space (shell) or would turn into a line continuation
+        if ctx.language == "xml" and kept and not kept.endswith(">"):
+            continue  # after text, the spaces are part of an XML text node's value
         lines[n - 1] = kept + ending
     return _finish(ctx, text, lines, "stripped"), "strip trailing whitespace"
 

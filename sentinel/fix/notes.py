@@ -13,10 +13,11 @@ DETAILS = {
               "`--unsafe-fixes`, only the names the file uses (unsafe: code reading this module's namespace "
               "loses the rest)",
     "SEN204": "the line takes the file's majority line ending; declined inside multi-line literals",
-    "SEN205": "the trailing whitespace is stripped; kept inside multi-line literals, after a `\\`, in Makefiles "
-              "and .env files",
-    "SEN301": "`except:` becomes `except Exception:` (Ctrl-C and `sys.exit()` are no longer swallowed), or "
-              "`except BaseException:` (the same behaviour, stated) when the handler may hand the exception on",
+    "SEN205": "the trailing whitespace is stripped; kept inside multi-line literals, after a `\\`, after "
+              "text in XML, in Makefiles and .env files",
+    "SEN301": "`except:` becomes `except Exception:` (Ctrl-C, `sys.exit()` and task cancellation are no longer "
+              "swallowed), or `except BaseException:` (the same behaviour, stated) when the handler may hand "
+              "the exception on",
     "SEN303": "`eval(x)` becomes `ast.literal_eval(x)` and `import ast` is added; only literals evaluate "
               "afterwards",
 }

@@ -143,7 +143,8 @@ def bare_except(text: str, finding, ctx: FixContext) -> tuple[str, str]:
     if chosen[0] == "BaseException":
         return out, ("`except:` -> `except BaseException:` (the handler hands the exception on: same behaviour, "
                      "stated)")
-    return out, "`except:` -> `except Exception:` (no longer catches KeyboardInterrupt and SystemExit)"
+    return out, ("`except:` -> `except Exception:` (no longer catches KeyboardInterrupt, SystemExit and task "
+                 "cancellation)")
 
 
 # --- SEN303 eval -> ast.literal_eval (unsafe: only literals evaluate afterwards) ----------------------
