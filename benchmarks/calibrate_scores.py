@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 
 import eval_retrieval as ev  # noqa: E402
 
-FEATURES = ("cosine", "coverage", "identifiers", "exception", "mechanism")
+from sentinel.memory.scoring import FEATURES  # noqa: E402
 
 
 def collect(index, queries, files_of_card, lexical: bool, k: int = 30):
@@ -96,14 +96,15 @@ def main() -> int:
         for root, name, since, until in args.history:
             if name not in ev.TUNED:
                 raise SystemExit(f"{name} is not a tuning repository ({', '.join(ev.TUNED)})")
-            before, files, res, queries, _ = ev.history_split(root, name, until, since)
-            sets.append((f"history:{name}:{since}..{until}", res.cards, queries, files))
-        for label, cards, queries, files in sets:
+            before, files, res, queries, _, cmap = ev.history_split(root, name, until, since)
+            sets.append((f"history:{name}:{since}..{until}", res.cards, queries, files, cmap))
+        for label, cards, queries, files, *rest in sets:
             def files_of_card(card, files=files):
                 return set().union(*(files.get(s, set()) for s in ev.card_commits(card)))
 
             for mode in ("hybrid", "lexical"):
-                index = ev.build(cards, Path(tmp) / f"{len(fitted_on)}-{mode}", lexical=(mode == "lexical"))
+                index = ev.build(cards, Path(tmp) / f"{len(fitted_on)}-{mode}", lexical=(mode == "lexical"),
+                                 codemap=rest[0] if rest else None)
                 X, y = collect(index, queries, files_of_card, lexical=(mode == "lexical"))
                 data[mode][0].extend(X)
                 data[mode][1].extend(y)

@@ -83,11 +83,11 @@ def bm25_rank(docs: list[list[str]], k1: float = 1.2, b: float = 0.75):
     return rank
 
 
-def build(cards: list[dict], out: Path, lexical: bool = False):
+def build(cards: list[dict], out: Path, lexical: bool = False, codemap: dict | None = None):
     from sentinel.embeddings import get_embedder
     from sentinel.memory.index import build_index, load_index
 
-    build_index(cards, out, None if lexical else get_embedder(None), built_at="eval")
+    build_index(cards, out, None if lexical else get_embedder(None), built_at="eval", codemap=codemap)
     return load_index(out)
 
 
@@ -123,15 +123,19 @@ def pct(a: int, b: int) -> str:
 # (a) time split on a real history
 
 def history_split(root: str, name: str, until: str, since: str | None = None, tau: float = 0.2):
+    """(earlier commits, source files per commit, learn result, later-fix queries, learn seconds, code map of the
+    tree at the cutoff: what `memory learn` run at that time would have stored with its index)."""
+    from sentinel.memory import codemap
     from sentinel.memory.learn import gitsource, pipeline
     from sentinel.memory.learn.paths import role
     from sentinel.memory.learn.purify import purify
 
     before = gitsource.list_commits(root, until=until, since=since)
     after = gitsource.list_commits(root, since=until)
-    files = {c.sha: {norm_path(p) for p, _, _ in c.files if role(p) == "source"} for c in before + after}
+    files = {c.sha: {norm_path(p) for p in c.files if role(p) == "source"} for c in before + after}
     started = time.perf_counter()
     res = pipeline.run(gitsource.candidates_of(root, name, before), pipeline.Options(tau=tau))
+    cmap = codemap.from_git(root, before[0].sha) if before else {}
     learn_s = time.perf_counter() - started
     queries = []
     for cand in gitsource.candidates_of(root, name, after):
@@ -141,7 +145,7 @@ def history_split(root: str, name: str, until: str, since: str | None = None, ta
         text = cand.fragment or cand.subject
         queries.append({"query": text, "files": qfiles, "sha": cand.sha,
                         "kind": "fragment" if cand.fragment else "subject"})
-    return before, files, res, queries, learn_s
+    return before, files, res, queries, learn_s, cmap
 
 
 def auto_cutoff(root: str, share: float = 0.2) -> str:
@@ -160,10 +164,10 @@ def cmd_time_split(args) -> int:
         return 0
     if args.until == "auto":
         args.until = auto_cutoff(root)
-    before, files, res, queries, learn_s = history_split(root, args.name, args.until, args.since, args.tau)
+    before, files, res, queries, learn_s, cmap = history_split(root, args.name, args.until, args.since, args.tau)
     cards = res.cards
     with tempfile.TemporaryDirectory() as tmp:
-        index = build(cards, Path(tmp) / "learned")
+        index = build(cards, Path(tmp) / "learned", codemap=None if args.no_codemap else cmap)
 
         def files_of_card(card):
             out = set()
@@ -354,6 +358,7 @@ def main() -> int:
     p.add_argument("--tau", type=float, default=0.2)
     p.add_argument("-k", type=int, default=3)
     p.add_argument("--min-score", type=float, default=0.35)
+    p.add_argument("--no-codemap", action="store_true", help="search the learned index without the code map")
     p.set_defaults(func=cmd_time_split)
     p = sub.add_parser("fixrecords")
     p.add_argument("--shared", default=str(ROOT.parent / "shared"))

@@ -121,6 +121,7 @@ def test_learn_cli_runs_every_stage_and_is_incremental(history):
     assert card["provenance"]["source"] == "learned" and card["provenance"]["repository"] == "acme/shop"
     assert card["provenance"]["date"]
     assert "KeyError" in card["tags"]["exceptions"] and "remove_item" in card["tags"]["identifiers"]
+    assert card["tags"]["files"] == ["src/shop/cart.py"]  # what the code map points queries at
     assert "none-missing-value" in card["tags"]["mechanisms"]
     assert card["verification"]["tests_added"] == ["test_remove_item_missing_sku"]
     assert 0 < card["quality"]["confidence"] <= 1 and card["quality"]["standardiser"] == "deterministic"
@@ -160,6 +161,10 @@ def test_learned_cards_are_searched_with_the_bundled_ones(history):
     assert top["provenance"]["repository"] == "acme/shop"
     assert "remove_item" in top["matched"]["identifiers"]
     assert all(r["score"] >= out["min_score"] for r in out["results"])
+    # the learned index keeps the project's code map: names -> the files defining them, read from HEAD's tree
+    cmap = json.loads((repo.path / ".git" / "sentinel" / "learned-index" / "codemap.json").read_text())
+    assert cmap["remove_item"] == ["shop/cart.py"] and cmap["apply"] == ["shop/discount.py"]
+    assert top["features"]["area"] > 0.5  # the query's names point at the file the fix changed
     shown = run_cli(repo, "memory", "show", top["id"])
     assert shown.returncode == 0 and "remove_item" in shown.stdout and "acme/shop" in shown.stdout
 
@@ -331,3 +336,21 @@ def test_learned_store_roundtrip(tmp_path):
         assert store.seen("git:x") == {"1", "2"} and store.count() == 2
         assert store.runs()[0].counts == {"cards": 2}
         assert store.remove(["a"]) == 1 and store.count() == 1
+
+
+def test_patch_lines_are_counted_from_the_stream_and_mass_changes_skipped(history):
+    from sentinel.memory.learn import gitsource
+
+    repo, shas = history
+    commit(repo, "Fix every module at once", {"src/shop/generated.py": "".join(f"X{i} = {i}\n" for i in range(4001))})
+    root = str(repo.path)
+    commits = gitsource.list_commits(root)
+    assert commits[0].files == ["src/shop/generated.py"]  # names only: no line counts from git log
+    (sha, _, truncated, lines), = gitsource.stream_diffs(root, [shas["keyerror"]])
+    assert sha == shas["keyerror"] and not truncated
+    assert lines["src/shop/cart.py"] == [4, 2] and lines["tests/test_cart.py"] == [4, 0]
+    counts: dict = {}
+    cands = {c.sha: c for c in gitsource.candidates_of(root, "acme/shop", commits, counts=counts)}
+    assert counts["not_candidates"]["mass change"] == 1 and commits[0].sha not in cands
+    fix = next(f for f in cands[shas["keyerror"]].files if f.path == "src/shop/cart.py")
+    assert (fix.added, fix.removed) == (4, 2)

@@ -152,7 +152,7 @@ def cmd_learn(args) -> int:
                                       or not _index_current(store, root)):
                 from sentinel.memory.learned_index import learned_index_dir, rebuild
 
-                rebuilt = rebuild(store, learned_index_dir(root), cfg)
+                rebuilt = rebuild(store, learned_index_dir(root), cfg, root=root)
             if not args.json:
                 total = store.count()
                 print(f"learned cards: {total} in {getattr(store, 'path', 'the store')}"

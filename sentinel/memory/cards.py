@@ -32,6 +32,9 @@ class Tags(_Strict):
     # the fix touched); both optional so hand-written cards without them stay valid.
     mechanisms: list[str] = Field(default_factory=list)
     identifiers: list[str] = Field(default_factory=list)
+    # The source files the fix changed (repository-relative POSIX paths; learned cards): what the project's
+    # code map points a query at (sentinel.memory.codemap).
+    files: list[str] = Field(default_factory=list)
 
 
 class Chunk(_Strict):
@@ -170,8 +173,10 @@ LIMITS = {
     "problem_summary": (40, 400), "signals": (10, 18), "signal_words": (2, 4), "components": (1, 5),
     "root_cause": (80, 1200), "fix_strategy": (80, 1200), "areas": (1, 6), "chunks": (3, 8), "chunk_chars": 300,
     "tests_added": (1, 10), "edge_cases": (0, 8), "ident_chars": 24, "sentences": 2, "identifiers": 24,
+    "files": 30,
 }
 IDENT_ENTRY_RE = re.compile(r"^[A-Za-z_][\w.-]*$")
+REL_PATH_RE = re.compile(r"^[^/\\\s:][^\\:\n]*$")
 
 
 def _s(value: Any) -> str:
@@ -353,6 +358,11 @@ def check_card(raw: Any) -> list[str]:
         for ident in idents:
             if len(ident) > 80 or not IDENT_ENTRY_RE.match(ident):
                 problems.append(f"tags.identifiers: {ident[:40]!r} is not an identifier")
+        paths = _str_list(tags.get("files"), "tags.files", problems)
+        _count(paths, "tags.files", 0, LIMITS["files"], problems)
+        for path in paths:
+            if not REL_PATH_RE.match(path) or ".." in path.split("/") or len(path) > 300:
+                problems.append(f"tags.files: {path[:60]!r} is not a relative POSIX path")
 
     for name in ("root_cause", "fix_strategy"):
         _length(_s(raw.get(name)), name, *LIMITS[name], problems)

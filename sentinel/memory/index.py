@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from sentinel.memory.codemap import norm_path
 from sentinel.memory.corpus import SHIPPED_INDEX_DIR
 from sentinel.memory.text import tokenize
 
@@ -155,11 +156,13 @@ def _csr(rows: dict[str, list[int]]) -> tuple[list[str], np.ndarray, np.ndarray]
 
 
 def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *, built_at: str | None = None,
-                sources: list[str] | None = None, batch: int = 4096, timings: dict | None = None) -> dict:
+                sources: list[str] | None = None, batch: int = 4096, timings: dict | None = None,
+                codemap: dict[str, list[str]] | None = None) -> dict:
     """Write an index of already-checked raw cards to out_dir (replaced atomically). Returns meta.
 
     embedder None -> a lexical-only index. built_at defaults to SOURCE_DATE_EPOCH or now (UTC).
-    timings, when given, receives the seconds spent in each phase.
+    timings, when given, receives the seconds spent in each phase. codemap: the project's code map
+    (sentinel.memory.codemap), stored beside a learned index so queries can point at the cards' files.
     """
     from sentinel.memory.cards import CHECKLIST_VERSION, parse_card
 
@@ -244,6 +247,7 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
         mechs, idents = exact_signals(c)
         keys |= {f"mech:{m}" for m in mechs} | {f"ident:{i}" for i in idents}
         keys |= {f"exc:{e.lower().rsplit('.', 1)[-1]}" for e in c.tags.exceptions}
+        keys |= {f"file:{norm_path(p)}" for p in c.tags.files}
         for key in sorted(keys):
             facets.setdefault(key, []).append(row)
     fkeys, findptr, fdocs = _csr(facets)
@@ -280,6 +284,11 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
         "languages": languages, "vocab_size": len(vocab), "avgdl": avgdl, "bm25": {"k1": BM25_K1, "b": BM25_B},
         "checklist_version": CHECKLIST_VERSION, "digest": digest.hexdigest(), "sources": sources or [],
     }
+    if codemap:
+        from sentinel.memory import codemap as codemap_mod
+
+        codemap_mod.write(codemap, tmp)
+        meta["codemap_names"] = len(codemap)
     (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
@@ -408,6 +417,15 @@ class MemoryIndex:
             lines = (self.path / name).read_text(encoding="utf-8").splitlines()
             self._cache[name] = lines
         return lines
+
+    @property
+    def codemap(self) -> dict[str, list[str]] | None:
+        """The project's code map stored with a learned index (None for an index without one)."""
+        if "codemap" not in self._cache:
+            from sentinel.memory import codemap
+
+            self._cache["codemap"] = codemap.load(self.path) if self.meta.get("codemap_names") else None
+        return self._cache["codemap"]
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -686,6 +704,25 @@ def _exact_pool(idx: MemoryIndex, signals, allowed: np.ndarray | None, limit: in
     return pool[:limit]
 
 
+def _area_rows(idx: MemoryIndex, query: str, signals) -> dict[int, float] | None:
+    """{row: share} for the cards whose fix touched a file the query's names point at through the project's
+    code map (sentinel.memory.codemap): the share of the query's votes that lands on the card's files, so one
+    exact name pointing at one file counts more than many common words spread over many; None when the index
+    has no code map."""
+    cmap = idx.codemap
+    if not cmap:
+        return None
+    from sentinel.memory.codemap import file_votes, query_names
+
+    votes = file_votes(cmap, query_names(query, signals.identifiers))
+    total = sum(votes.values())
+    rows: dict[int, float] = {}
+    for path, vote in votes.items():
+        for r in idx.facet_rows(f"file:{path}").tolist():
+            rows[r] = rows.get(r, 0.0) + vote / total
+    return rows
+
+
 def provenance_of(card: dict) -> dict:
     prov = card.get("provenance", {})
     refs = prov.get("references") or []
@@ -736,6 +773,7 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
     if allowed is not None:
         lex_pool = np.intersect1d(lex_pool, allowed, assume_unique=True)
     exact_pool = _exact_pool(idx, qs, allowed, n_cand)
+    area_rows = _area_rows(idx, query, qs)
     if emb is not None:
         qvec = idx.rotate(emb.encode([query])[0])
         cand, cosine_of = idx.cosine_candidates(qvec, n_cand, allowed, exact=exact)
@@ -748,6 +786,11 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
         cand = _sorted_union(cand, _top(lex, n_cand, lex_pool))
     if exact_pool.size:
         cand = _sorted_union(cand, exact_pool)
+    if area_rows:
+        pool = np.fromiter(sorted(area_rows, key=lambda r: (-area_rows[r], r))[:n_cand], dtype=np.int64)
+        if allowed is not None:
+            pool = np.intersect1d(pool, allowed)
+        cand = _sorted_union(cand, pool)
     cand = np.asarray(cand, dtype=np.int64)
     if not cand.size:
         if emb is None:
@@ -758,6 +801,9 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
     ident, exc, mech, matched = _exact_matches(idx, qs, cand)
     coverage = np.clip(c_lex / bound, 0.0, 1.0) if bound > 0 else np.zeros(cand.size)
     feats = {"coverage": coverage, "identifiers": ident, "exception": exc, "mechanism": mech}
+    if area_rows is not None:
+        feats["area"] = np.minimum(np.fromiter((area_rows.get(int(r), 0.0) for r in cand), dtype=np.float64,
+                                               count=cand.size), 1.0)
     if c_cos is not None:
         feats["cosine"] = np.asarray(c_cos, dtype=np.float64)
     score = load_calibration().probability(feats, lexical=c_cos is None)

@@ -35,9 +35,11 @@ def learned_index(root: str | None):
         return None
 
 
-def rebuild(store, out: Path, config: Any = None) -> dict:
-    """Build the learned index from the store's cards (valid ones; invalid ones are reported by the caller)."""
+def rebuild(store, out: Path, config: Any = None, root: str | None = None, rev: str = "HEAD") -> dict:
+    """Build the learned index from the store's cards (valid ones; invalid ones are reported by the caller),
+    with the code map of the repository at root (its tree at rev) so queries can point at the cards' files."""
     from sentinel.embeddings import EmbedderUnavailable, get_embedder
+    from sentinel.memory import codemap
     from sentinel.memory.cards import check_card
     from sentinel.memory.index import build_index
 
@@ -46,4 +48,5 @@ def rebuild(store, out: Path, config: Any = None) -> dict:
         embedder = get_embedder(getattr(config, "embeddings", None))
     except EmbedderUnavailable:
         embedder = None
-    return build_index(cards, out, embedder, sources=[f"learned store {store.digest()[:16]}"])
+    cmap = codemap.from_git(root, rev) if root else None
+    return build_index(cards, out, embedder, sources=[f"learned store {store.digest()[:16]}"], codemap=cmap)

@@ -12,6 +12,8 @@ The score is a logistic model over features that do not depend on the other hits
     identifiers  query identifiers (functions, classes, options, quoted names) the card carries exactly, capped
     exception    1 when an exception type of the query is one of the card's
     mechanism    1 when a mechanism inferred from the query is one of the card's
+    area         the share of the query's code-map votes (its names -> the files defining them) that lands on
+                 the files the card's fix touched (learned indexes only; sentinel.memory.codemap), in [0, 1]
 
 The coefficients are fitted by `benchmarks/calibrate_scores.py` on fix records of the repositories we tune on
 (never those we evaluate on) and ship in sentinel/data/memory-calibration.json; the file records what it was
@@ -28,14 +30,14 @@ from functools import lru_cache
 from pathlib import Path
 
 CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "data" / "memory-calibration.json"
-FEATURES = ("cosine", "coverage", "identifiers", "exception", "mechanism")
+FEATURES = ("cosine", "coverage", "identifiers", "exception", "mechanism", "area")
 IDENT_CAP = 3
 # Used only when the shipped calibration file is missing (a broken install): a conservative hand-set model.
 _FALLBACK = {
     "hybrid": {"intercept": -6.0, "coef": {"cosine": 6.0, "coverage": 4.0, "identifiers": 0.8, "exception": 0.6,
-                                           "mechanism": 0.5}},
+                                           "mechanism": 0.5, "area": 1.0}},
     "lexical": {"intercept": -4.0, "coef": {"coverage": 5.0, "identifiers": 0.8, "exception": 0.6,
-                                            "mechanism": 0.5}},
+                                            "mechanism": 0.5, "area": 1.0}},
     "fitted_on": [], "note": "fallback coefficients (calibration file missing)",
 }
 DEFAULT_MIN_SCORE = 0.35

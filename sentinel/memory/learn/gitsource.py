@@ -1,8 +1,9 @@
 """Candidate fixes from the local git history.
 
 Two git processes however long the history: `git log` lists every commit with its message and changed files
-(numstat), the candidates are chosen from that, and one `git diff-tree --stdin` streams the patches of the
-candidates only. A commit is a candidate when
+(names only: line counts would make git diff every commit, most of the run's time on a long history), the
+candidates are chosen from that, and one `git diff-tree --stdin` streams the patches of the candidates only,
+counting their added and removed lines as they pass. A commit is a candidate when
 
   - it adds or edits a news/changelog fragment marked as a bug fix (towncrier types bugfix/bug/fix, or a
     `:tags: bug` changelog entry), or
@@ -48,7 +49,7 @@ class CommitMeta:
     sha: str
     date: str
     message: str
-    files: list[tuple[str, int, int]] = field(default_factory=list)  # path, added, removed (-1: binary)
+    files: list[str] = field(default_factory=list)  # changed paths
 
     @property
     def subject(self) -> str:
@@ -70,8 +71,8 @@ def _git(root: str, args: list[str]) -> bytes:
 
 def list_commits(root: str, rev: str = "HEAD", since: str | None = None, until: str | None = None,
                  max_commits: int | None = None, exclude: set[str] | None = None) -> list[CommitMeta]:
-    """Non-merge commits reachable from rev (newest first), with message and numstat, minus `exclude`."""
-    args = ["log", "--no-merges", "--no-renames", "--numstat", "--format=%x1e%H%x1f%aI%x1f%B%x1f", rev]
+    """Non-merge commits reachable from rev (newest first), with message and changed paths, minus `exclude`."""
+    args = ["log", "--no-merges", "--no-renames", "--name-only", "--format=%x1e%H%x1f%aI%x1f%B%x1f", rev]
     if since:
         args.append(f"--since={since}")
     if until:
@@ -87,27 +88,23 @@ def list_commits(root: str, rev: str = "HEAD", since: str | None = None, until: 
         sha, date, message, stat = parts
         if exclude and sha in exclude:
             continue
-        files = []
-        for line in stat.strip("\n").splitlines():
-            cols = line.split("\t", 2)
-            if len(cols) == 3:
-                a, r, path = cols
-                files.append((path, int(a) if a.isdigit() else -1, int(r) if r.isdigit() else -1))
+        files = [line for line in stat.strip("\n").splitlines() if line]
         commits.append(CommitMeta(sha, date, message.strip(), files))
     return commits
 
 
 MAX_CHANGED_LINES = 4_000  # a commit changing more lines than this is a mass change, not one fix
+MAX_CHANGED_FILES = 150  # ... and one changing more files than this (known before its patch is read)
 
 
 def preselect(c: CommitMeta) -> list[str]:
     """Reasons this commit may be a fix, from its message and file list alone (empty: not a candidate)."""
     reasons = []
-    if sum(max(a, 0) + max(r, 0) for _, a, r in c.files) > MAX_CHANGED_LINES:
+    if len(c.files) > MAX_CHANGED_FILES:
         return []
     subject = c.subject
-    roles = [role(p) for p, _, _ in c.files]
-    if any(r == "fragment" and not NOT_BUG_FRAGMENT.search(p) for (p, _, _), r in zip(c.files, roles)):
+    roles = [role(p) for p in c.files]
+    if any(r == "fragment" and not NOT_BUG_FRAGMENT.search(p) for p, r in zip(c.files, roles)):
         reasons.append("fragment?")
     if FIX_WORDS.search(subject) or CLOSING.search(c.message):
         reasons.append("wording")
@@ -120,8 +117,9 @@ def preselect(c: CommitMeta) -> list[str]:
     return reasons
 
 
-def stream_diffs(root: str, shas: list[str]) -> Iterable[tuple[str, dict[str, str], bool]]:
-    """(sha, {path: diff text}, truncated) for each sha, from one `git diff-tree --stdin` process."""
+def stream_diffs(root: str, shas: list[str]) -> Iterable[tuple[str, dict[str, str], bool, dict[str, list[int]]]]:
+    """(sha, {path: diff text}, truncated, {path: [added, removed]}) for each sha, from one `git diff-tree
+    --stdin` process. The line counts are of the whole patch, cut or not."""
     if not shas:
         return
     proc = subprocess.Popen(["git", "-c", "core.quotepath=off", "diff-tree", "--stdin", "--root", "-p",
@@ -145,29 +143,41 @@ def stream_diffs(root: str, shas: list[str]) -> Iterable[tuple[str, dict[str, st
     current: str | None = None
     files: dict[str, list[bytes]] = {}
     sizes: dict[str, int] = {}
+    counts: dict[str, list[int]] = {}
     total = 0
     truncated = False
+    in_hunk = False
     path: str | None = None
 
     def finish():
-        return current, {p: b"".join(v).decode("utf-8", "replace") for p, v in files.items()}, truncated
+        return (current, {p: b"".join(v).decode("utf-8", "replace") for p, v in files.items()}, truncated,
+                counts)
 
     for line in proc.stdout:
         stripped = line.rstrip(b"\n")
         if len(stripped) == 40 and _SHA.match(stripped):
             if current is not None:
                 yield finish()
-            current, files, sizes, total, truncated, path = stripped.decode(), {}, {}, 0, False, None
+            current, files, sizes, counts, total, truncated, path = stripped.decode(), {}, {}, {}, 0, False, None
             continue
         if line.startswith(b"diff --git "):
             m = re.match(rb"diff --git a/(.*) b/(.*)$", stripped)
             path = m.group(2).decode("utf-8", "replace") if m else None
+            in_hunk = False
             if path is not None:
                 files[path] = []
                 sizes[path] = 0
+                counts[path] = [0, 0]
             continue
         if path is None:
             continue
+        first = line[:1]
+        if first == b"@":
+            in_hunk = in_hunk or line.startswith(b"@@")
+        elif in_hunk and first == b"+":
+            counts[path][0] += 1
+        elif in_hunk and first == b"-":
+            counts[path][1] += 1
         if sizes[path] + len(line) > MAX_FILE_DIFF or total + len(line) > MAX_COMMIT_DIFF:
             truncated = True
             continue
@@ -196,17 +206,23 @@ def _fragment_text(text: str) -> str:
 
 
 def build_candidate(c: CommitMeta, diffs: dict[str, str], truncated: bool, repository: str,
-                    reasons: list[str]) -> tuple[Candidate | None, str]:
-    """The candidate for a preselected commit once its patch is known, or (None, why it is not one)."""
+                    reasons: list[str], counts: dict[str, list[int]] | None = None) -> tuple[Candidate | None, str]:
+    """The candidate for a preselected commit once its patch is known, or (None, why it is not one).
+    counts: {path: [added, removed]} lines of the whole patch (computed from the diffs when not given)."""
+    if counts is None:
+        counts = {p: [sum(1 for x in d.splitlines() if x.startswith("+") and not x.startswith("+++")),
+                      sum(1 for x in d.splitlines() if x.startswith("-") and not x.startswith("---"))]
+                  for p, d in diffs.items()}
+    if sum(a + r for a, r in counts.values()) > MAX_CHANGED_LINES:
+        return None, "mass change"
     files = []
     fragment_parts: list[str] = []
     bug_fragment = False
     non_bug_fragment = False
-    stats = {p: (a, r) for p, a, r in c.files}
     for path, diff in diffs.items():
         rl = role(path)
-        a, r = stats.get(path, (0, 0))
-        files.append(FileDiff(path=path, role=rl, diff=diff, added=max(a, 0), removed=max(r, 0)))
+        a, r = counts.get(path, (0, 0))
+        files.append(FileDiff(path=path, role=rl, diff=diff, added=a, removed=r))
         if rl in ("fragment", "changelog"):
             text = added_text(diff)
             if rl == "fragment":
@@ -259,13 +275,13 @@ def candidates_of(root: str, repository: str, commits: list[CommitMeta], counts:
     by_sha = {c.sha: (c, r) for c, r in chosen}
     rejected: dict[str, int] = {}
     n = 0
-    for i, (sha, diffs, truncated) in enumerate(stream_diffs(root, [c.sha for c, _ in chosen]), 1):
+    for i, (sha, diffs, truncated, line_counts) in enumerate(stream_diffs(root, [c.sha for c, _ in chosen]), 1):
         if progress:
             progress("diffs", i, len(chosen))
         if sha not in by_sha:
             continue
         meta, reasons = by_sha[sha]
-        cand, why = build_candidate(meta, diffs, truncated, repository, reasons)
+        cand, why = build_candidate(meta, diffs, truncated, repository, reasons, line_counts)
         if cand is None:
             rejected[why] = rejected.get(why, 0) + 1
             continue

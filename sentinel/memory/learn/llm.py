@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sentinel.llmclient import import_litellm
 from sentinel.memory import taxonomy
 from sentinel.memory.learn.model import Candidate
-from sentinel.memory.learn.standardise import GOVERNED_BY, card_id, confidence, facts
+from sentinel.memory.learn.standardise import GOVERNED_BY, card_id, changed_files, confidence, facts
 
 MechanismTag = Literal[taxonomy.TAGS]  # type: ignore[valid-type]
 MAX_DIFF = 6000
@@ -176,7 +176,8 @@ class LLMStandardiser:
             "id": card_id(cand), "problem_summary": d.problem_summary, "signals": d.signals,
             "tags": {"language": _language(cand), "components": d.components, "exceptions": d.exceptions,
                      "rules": [], "mechanisms": list(d.mechanisms),
-                     "identifiers": [i for i in d.identifiers if re.fullmatch(r"[A-Za-z_][\w.-]*", i)]},
+                     "identifiers": [i for i in d.identifiers if re.fullmatch(r"[A-Za-z_][\w.-]*", i)],
+                     "files": changed_files(cand)},
             "root_cause": d.root_cause, "fix_strategy": d.fix_strategy,
             "patch_digest": {"areas": d.areas, "chunks": [c.model_dump() for c in d.chunks]},
             "verification": d.verification.model_dump(),

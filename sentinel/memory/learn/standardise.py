@@ -307,9 +307,20 @@ def facts(cand: Candidate) -> dict:
             unique.append(a)
     actions = unique
     return {"problem": problem, "exceptions": exceptions, "text_exceptions": text_excs, "identifiers": idents[:16],
+            "files": changed_files(cand),
             "components": comps[:5],
             "areas": areas[:6], "mechanisms": mechs, "symptom": symptom, "terms": terms, "actions": actions,
             "language": _language(cand), "banned": banned}
+
+
+def changed_files(cand: Candidate, limit: int = 30) -> list[str]:
+    """The source files the fix changed, the most changed first (what the code map points queries at)."""
+    from sentinel.memory.cards import REL_PATH_RE
+
+    ranked = sorted(cand.role_files("source"), key=lambda f: (-(f.added + f.removed), f.path))
+    out = [f.path for f in ranked if REL_PATH_RE.match(f.path) and ".." not in f.path.split("/")
+           and len(f.path) <= 300]
+    return list(dict.fromkeys(out))[:limit]
 
 
 def confidence(cand: Candidate, f: dict, relevance: float) -> float:
@@ -459,7 +470,8 @@ def standardise(cand: Candidate, relevance: float = 0.0, source: str = "learned"
         "signals": signals,
         "tags": {"language": f["language"], "components": comps[:5], "exceptions": excs, "rules": [],
                  "mechanisms": f["mechanisms"],
-                 "identifiers": [i for i in f["identifiers"] if re.fullmatch(r"[A-Za-z_][\w.-]*", i)][:16]},
+                 "identifiers": [i for i in f["identifiers"] if re.fullmatch(r"[A-Za-z_][\w.-]*", i)][:16],
+                 "files": f["files"]},
         "root_cause": root[:1200],
         "fix_strategy": strategy[:1200],
         "patch_digest": {"areas": f["areas"] or [comp], "chunks": chunks[:8]},
