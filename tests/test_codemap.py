@@ -107,3 +107,17 @@ def test_a_damaged_code_map_degrades_to_none(tmp_path):
     assert codemap.load(tmp_path) is None
     (tmp_path / codemap.CODEMAP_FILE).write_text(json.dumps({"send": "a.py", "proxy": ["b.py", 3]}))
     assert codemap.load(tmp_path) == {"proxy": ["b.py"]}
+
+
+def test_everyday_names_point_less_than_specific_ones(tmp_path):
+    # "total" is in every card (an everyday word of this project); "apply_code" in none: both name a file
+    cart = standardise(_cand("ab" * 20, "src/shop/cart.py", "total"), 0.5)
+    discount = standardise(_cand("cd" * 20, "src/shop/discount.py", "total"), 0.5)
+    cmap = {"apply_code": ["shop/discount.py"], "total": ["shop/cart.py"]}
+    build_index([cart, discount], tmp_path / "idx", None, built_at="t", codemap=cmap)
+    hits = search("total is negative after apply_code", k=2, config=Config(), index=load_index(tmp_path / "idx"),
+                  min_score=0)
+    area = {h.id: h.features["area"] for h in hits}
+    assert area[discount["id"]] == 0.5  # half the query's names, fully specific
+    assert 0 < area[cart["id"]] < 0.1  # the other half, a word every card uses
+    assert hits[0].id == discount["id"]

@@ -255,6 +255,12 @@ def test_purify_drops_each_kind_and_measures_relevance():
     assert bump.reason == "dependency bump"
     fmt = FileDiff("pkg/headers.py", "source", "@@ -1 +1 @@\n-x = f(a,b)\n+x = f(a, b)\n", 1, 1)
     assert formatting_only(fmt.diff) and purify(_cand("Fix spacing", [fmt])).reason == "formatting only"
+    release = FileDiff("pkg/__init__.py", "source", '@@ -1 +1 @@\n-__version__ = "1.2.2"\n+__version__ = "1.2.3"\n',
+                       1, 1)
+    fixed_entry = "Fixed parse_header crash on a header value without an equals sign."
+    assert purify(_cand("Release 1.2.3", [release], fragment=fixed_entry)).reason == \
+        "version bump (a release, not a fix)"
+    assert purify(_cand("Fix parse_header crash on a header value without an equals sign", [src, release])).keep
     unrelated = _cand("Fix flaky scheduler timing in the nightly job", [src])
     assert relevance(unrelated) < 0.2 and not purify(unrelated).keep
     assert purify(unrelated, tau=0.0).keep  # the threshold is configurable

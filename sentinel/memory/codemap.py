@@ -10,9 +10,9 @@ one `git cat-file --batch`, however many files), and stored beside the index (`c
 
 At search time every query name — identifiers, and plain words of four letters or more — that the project
 defines votes for the files defining it, each file getting 1/(number of files defining the name); names defined
-in more than MAX_FILES files identify nothing and are skipped. A card's `area` feature is the share of all the
-query's votes that its files received (one exact name pointing at one file outweighs many common words spread
-over many files). Pure Python, cheap to import.
+in more than MAX_FILES files identify nothing and are skipped. Search weighs each name by how specific it is among
+the cards (sentinel.memory.index: a card's `area` is the mean over the query's defined names of specificity
+times the share of the name's files the card's fix touched). Pure Python, cheap to import.
 """
 
 from __future__ import annotations
@@ -167,14 +167,16 @@ def query_names(text: str, identifiers: Iterable[str] = ()) -> list[str]:
     return [n for n in dict.fromkeys(names) if n not in STOP_WORDS]
 
 
-def file_votes(codemap: dict[str, list[str]], names: Iterable[str]) -> dict[str, float]:
-    """{path: vote}: each name the project defines gives each defining file 1/(files defining it)."""
+def file_votes(codemap: dict[str, list[str]], names: Iterable[str],
+               weights: dict[str, float] | None = None) -> dict[str, float]:
+    """{path: vote}: each name the project defines gives each defining file weight/(files defining it)
+    (weight 1 unless given: search weighs a name by how specific it is among the cards)."""
     votes: dict[str, float] = {}
     for name in names:
         paths = codemap.get(name)
         if not paths:
             continue
-        share = 1.0 / len(paths)
+        share = (1.0 if weights is None else weights.get(name, 1.0)) / len(paths)
         for p in paths:
             votes[p] = votes.get(p, 0.0) + share
     return votes

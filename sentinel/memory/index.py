@@ -508,6 +508,14 @@ class MemoryIndex:
             out[docs[a:b]] += weights[a:b]
         return out
 
+    def doc_freq(self, term: str) -> int:
+        """How many cards hold the (tokenized) term in their index layer."""
+        i = self.vocab.get(term)
+        if i is None:
+            return 0
+        indptr = self._npy("post_indptr")
+        return int(indptr[i + 1] - indptr[i])
+
     def bm25_bound(self, terms: list[str]) -> float:
         """The most BM25 any card could score for these query terms: each distinct known term's best posting
         weight, plus, for each term no card has, the weight of a term found in a single card (an unknown word is
@@ -704,18 +712,30 @@ def _exact_pool(idx: MemoryIndex, signals, allowed: np.ndarray | None, limit: in
     return pool[:limit]
 
 
+def _specificity(idx: MemoryIndex, name: str) -> float:
+    """How much a name says, in [0, 1]: the idf of its rarest word among the cards, relative to a word no card
+    has. The project's everyday nouns ("request", "response") name the classes every report mentions; a
+    name the cards seldom use ("append_slash_redirect") points at its file."""
+    n = max(idx.count, 1)
+    top = float(np.log(1.0 + (n + 0.5) / 0.5))
+    words = tokenize(name.replace("_", " ")) or [name]
+    df = min(idx.doc_freq(w) for w in words)
+    return float(np.log(1.0 + (n - df + 0.5) / (df + 0.5))) / top
+
+
 def _area_rows(idx: MemoryIndex, query: str, signals) -> dict[int, float] | None:
-    """{row: share} for the cards whose fix touched a file the query's names point at through the project's
-    code map (sentinel.memory.codemap): the share of the query's votes that lands on the card's files, so one
-    exact name pointing at one file counts more than many common words spread over many; None when the index
-    has no code map."""
+    """{row: area} for the cards whose fix touched a file the query's names point at through the project's
+    code map (sentinel.memory.codemap): over the query's names the project defines, the mean of each name's
+    specificity times the share of its defining files the card's fix touched — one specific name pointing at
+    one file counts more than many everyday words spread over many; None when the index has no code map."""
     cmap = idx.codemap
     if not cmap:
         return None
     from sentinel.memory.codemap import file_votes, query_names
 
-    votes = file_votes(cmap, query_names(query, signals.identifiers))
-    total = sum(votes.values())
+    voting = [n for n in query_names(query, signals.identifiers) if cmap.get(n)]
+    votes = file_votes(cmap, voting, {n: _specificity(idx, n) for n in voting})
+    total = len(voting)
     rows: dict[int, float] = {}
     for path, vote in votes.items():
         for r in idx.facet_rows(f"file:{path}").tolist():

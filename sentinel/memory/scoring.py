@@ -12,8 +12,9 @@ The score is a logistic model over features that do not depend on the other hits
     identifiers  query identifiers (functions, classes, options, quoted names) the card carries exactly, capped
     exception    1 when an exception type of the query is one of the card's
     mechanism    1 when a mechanism inferred from the query is one of the card's
-    area         the share of the query's code-map votes (its names -> the files defining them) that lands on
-                 the files the card's fix touched (learned indexes only; sentinel.memory.codemap), in [0, 1]
+    area         how much of what the query names (through the project's code map: names -> the files defining
+                 them, each name weighed by its specificity) lands on the files the card's fix touched (learned
+                 indexes only; sentinel.memory.codemap and index._area_rows), in [0, 1]
 
 The coefficients are fitted by `benchmarks/calibrate_scores.py` on fix records of the repositories we tune on
 (never those we evaluate on) and ship in sentinel/data/memory-calibration.json; the file records what it was

@@ -4,7 +4,8 @@ MemGovern keeps an instance when the fix is relevant to the problem (threshold t
 measured without a model: the share of the problem text's content terms (weighted by how specific they are)
 that occur in the changed code — hunk lines, the functions the hunks sit in, and the changed files' paths, with
 identifiers split into their words. Before that, three kinds of change are dropped outright: dependency bumps,
-formatting-only changes and changes that touch no source file (docs, tests, CI only).
+formatting-only changes, release commits (their only code change is the version string) and changes that touch
+no source file (docs, tests, CI only).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ GENERIC = frozenset(tokenize("fix fixed fixes fixing bug bugs issue issues regre
                              "revert reverts commit closes close ref refs see thank thanks report reported "
                              "python test tests raise raised raises"))
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# a version string set in code: `__version__ = "1.2.3"`, `VERSION = (1, 2, 3)`, `version: "1.2"`
+_VERSION_LINE = re.compile(r"""^\s*(?:__version(?:_info)?__|version(?:_info)?|VERSION(?:_INFO)?)\s*[:=]\s*"""
+                           r"""(?:[(\[]?\s*)?["']?v?\d+(?:[.,]\s*["']?\w+["']?)*["']?\s*[)\]]?\s*,?\s*$""")
 
 
 @dataclass
@@ -74,6 +78,14 @@ def formatting_only(diff: str) -> bool:
         return re.sub(r"[\s,'\"()\\]", "", text)
 
     return norm(added) == norm(removed)
+
+
+def version_only(diff: str) -> bool:
+    """True when every changed code line of the diff sets a version string (a release commit: its changelog
+    lists fixes, but the fixes landed elsewhere)."""
+    changed = [line[1:] for line in diff.splitlines()
+               if line.startswith(("+", "-")) and not line.startswith(("+++", "---")) and line[1:].strip()]
+    return bool(changed) and all(_VERSION_LINE.match(line) for line in changed)
 
 
 def code_terms(cand: Candidate) -> set[str]:
@@ -128,6 +140,8 @@ def purify(cand: Candidate, tau: float = DEFAULT_TAU) -> Verdict:
     if BUMP_SUBJECT.search(cand.subject) and all(f.role in ("deps", "fragment", "changelog", "ci")
                                                  or len(f.diff) < 400 for f in cand.files):
         return Verdict(False, "dependency bump", 0.0)
+    if all(version_only(f.diff) for f in sources):
+        return Verdict(False, "version bump (a release, not a fix)", 0.0)
     if all(formatting_only(f.diff) for f in sources):
         return Verdict(False, "formatting only", 0.0)
     if FORMAT_SUBJECT.search(cand.subject) and not cand.fragment:
