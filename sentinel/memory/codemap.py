@@ -83,7 +83,7 @@ def from_git(root: str, rev: str = "HEAD") -> dict[str, list[str]]:
 
     try:
         listing = subprocess.run(["git", "-c", "core.quotepath=off", "ls-tree", "-r", "-z", "-l", rev], cwd=root,
-                                 capture_output=True, timeout=120)
+                                 capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.SubprocessError):
         return {}
     if listing.returncode != 0:
