@@ -14,7 +14,7 @@ import json
 import time
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from sentinel import engine
@@ -232,6 +232,7 @@ _PATHS = ["a.py", "a.js", "a.sh", "requirements.txt", "q.sql", "p.toml", "c.yaml
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(units=st.lists(st.sampled_from(_UNITS), min_size=1, max_size=3), path=st.sampled_from(_PATHS),
        in_message=st.booleans())
+@example(units=["#", "TODO "], path="a.py", in_message=False)  # 10,000 markers on one line: minutes, once
 def test_long_lines_and_messages_take_bounded_time(units, path, in_message):
     line = ("".join(units) * (60_000 // len("".join(units)) + 1))[:60_000]
     if in_message:

@@ -390,3 +390,10 @@ def test_large_change_finds_the_one_marker():
 def test_inline_suppression_applies():
     verdict = gate_new_file("app.py", "def f():\n    raise NotImplementedError  # sentinel: ignore[SEN402]\n")
     assert "SEN402" not in codes(verdict) and verdict.suppressed == 1
+
+
+def test_a_line_of_thousands_of_markers_is_a_few_findings():
+    line = "#TODO " * 2000
+    verdict = gate_new_file("a.py", line + "\n", only_checks=["placeholder"])
+    markers = [f for f in verdict.findings if f.rule == "SEN401"]
+    assert 1 <= len(markers) <= 5

@@ -284,9 +284,12 @@ def _comments(ctx: FileContext) -> list[Finding]:
                     existing = _PreImageMarkers(ctx, words)
                 if existing.claims(comment[hits[0][0]:]):
                     continue  # the change touched a marker that was already there (a typo fix, a reformat)
-                for start, word, tracked in hits:
+                for i, (start, word, tracked) in enumerate(hits[:_MARKERS_PER_LINE]):
                     column = _column(ctx.line(n), comment, start)
-                    severity, why = _marker_grade(ctx, n, comment, start, word, tracked)
+                    # a marker is described by the text up to the next marker on the line: each is graded
+                    # on its own words, and a line of thousands of markers costs linear time, not quadratic
+                    end = hits[i + 1][0] if i + 1 < len(hits) else len(comment)
+                    severity, why = _marker_grade(ctx, n, comment[:end], start, word, tracked)
                     f = ctx.finding(SEN401, n, f"{word} marker ({why}): {_excerpt(comment)}", column=column)
                     f.severity = severity
                     out.append(f)
@@ -298,6 +301,10 @@ def _comments(ctx: FileContext) -> list[Finding]:
 
 
 # --- SEN401 grading: what a marker says about the change ---------------------------------------------
+
+# Markers reported on one comment line: prose has one or two; a generated line of thousands would otherwise
+# become thousands of findings, each carrying the whole line through the engine and every report.
+_MARKERS_PER_LINE = 5
 
 # A marker standing for work that is not done: the change is unfinished.
 _MISSING_WORK = lazy_compile(
