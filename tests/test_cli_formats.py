@@ -83,7 +83,8 @@ def test_exit_zero_reports_but_passes_and_still_fails_on_errors(bad_repo, tmp_pa
 
 @pytest.mark.parametrize("args", [
     ["memory", "search", "connection pool leak"], ["memory", "stats"], ["rules"], ["explain", "SEN301"],
-    ["config"], ["baseline", "--output", "base.json"],
+    ["config"], ["baseline", "--output", "base.json"], ["memory", "forget", "--all"],
+    ["memory", "build-index", "--check"],
 ])
 def test_every_printing_command_takes_format_json_and_the_json_alias(bad_repo, args):
     text = run(bad_repo, *args)

@@ -59,6 +59,7 @@ def register(sub) -> None:
     q.add_argument("--check", action="store_true",
                    help="do not write: exit 1 if the existing index is out of date with the cards")
     common(q, index=False)
+    add_format_option(q)
     q.set_defaults(func=cmd_build)
 
     q = msub.add_parser("validate", help="run the card checklist; exit 1 if any card is invalid")
@@ -271,8 +272,12 @@ def cmd_build(args) -> int:
         print(f"skipped {where} {card_id or '(no id)'}: {'; '.join(problems)}", file=sys.stderr)
     if report.note:
         print(f"note: {report.note}", file=sys.stderr)
-    print(f"indexed {report.count} cards ({len(report.skipped)} invalid skipped) into {report.path} "
-          f"[{report.model or 'lexical only'}] in {report.seconds:.1f}s")
+    if args.format == "json":
+        print(json.dumps({"path": str(report.path), "cards": report.count, "skipped": len(report.skipped),
+                          "model": report.model, "seconds": round(report.seconds, 3)}))
+    else:
+        print(f"indexed {report.count} cards ({len(report.skipped)} invalid skipped) into {report.path} "
+              f"[{report.model or 'lexical only'}] in {report.seconds:.1f}s")
     return 0
 
 
@@ -287,11 +292,14 @@ def _build_check(args, cfg, root) -> int:
     except IndexMissing as exc:
         print(f"sentinel: {exc}", file=sys.stderr)
         return 1
-    if idx.meta.get("digest") != digest:
+    current = idx.meta.get("digest") == digest
+    if args.format == "json":
+        print(json.dumps({"path": str(idx.path), "cards": idx.count, "up_to_date": current}))
+    elif not current:
         print(f"memory index at {idx.path} is out of date with the cards (run: sentinel memory build-index)")
-        return 1
-    print(f"memory index at {idx.path} is up to date ({idx.count} cards)")
-    return 0
+    else:
+        print(f"memory index at {idx.path} is up to date ({idx.count} cards)")
+    return 0 if current else 1
 
 
 def cmd_validate(args) -> int:

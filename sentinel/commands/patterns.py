@@ -47,6 +47,7 @@ def register_into(msub) -> None:
     g.add_argument("--older-than", type=non_negative_float, metavar="DAYS", help="runs older than DAYS")
     g.add_argument("--signature", metavar="SIG_ID", help="one pattern (its id from `memory patterns`)")
     common(q)
+    add_format_option(q)
     q.set_defaults(func=cmd_forget)
 
     q = msub.add_parser("migrate", help="bring the store's schema to this version (versioned migrations)")
@@ -155,7 +156,13 @@ def cmd_forget(args) -> int:
         else:
             n = store.forget(project=project, older_than_days=args.older_than)
             what = f"{n} run(s) of project {project!r}"
-    print(f"sentinel: forgot {what}")
+    if args.format == "json":
+        import json
+
+        print(json.dumps({"project": project, "forgot": n,
+                          "unit": "finding records" if args.signature else "runs"}))
+    else:
+        print(f"sentinel: forgot {what}")
     return 0
 
 
