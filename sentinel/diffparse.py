@@ -206,6 +206,22 @@ def _iter_lines(text: str, chunk: int = 1 << 20):
         pos = end + 1
 
 
+def _iter_byte_lines(data: bytes, start: int = 0, stop: int | None = None, chunk: int = 1 << 20):
+    """The lines of ``data[start:stop]`` as :func:`_iter_lines` gives them, decoded a block at a time
+    (surrogateescape, as :func:`decode_diff`): the whole diff is never one string, so a single wide
+    character (an emoji, a byte that is not UTF-8) cannot make all of it take 4 bytes a character.
+    Blocks end at "\n", which no multi-byte UTF-8 sequence contains."""
+    n = len(data) if stop is None else stop
+    pos = start
+    while pos < n:
+        end = data.find(b"\n", min(pos + chunk, n - 1), n)
+        if end < 0:
+            yield from data[pos:n].decode("utf-8", "surrogateescape").split("\n")
+            return
+        yield from data[pos:end].decode("utf-8", "surrogateescape").split("\n")
+        pos = end + 1
+
+
 class _Parser:
     def __init__(self, first_line: int = 1):
         self.files: list[FileChange] = []
@@ -223,12 +239,13 @@ class _Parser:
     def fail(self, problem: str, line: int | None = None):
         raise _Malformed(self.lineno if line is None else line, problem)
 
-    def feed_all(self, text: str) -> list[FileChange]:
+    def feed_all(self, text: str | bytes, start: int = 0, stop: int | None = None) -> list[FileChange]:
         # A plain diff's section starts with "--- x", "+++ y" and a hunk header (as for git apply: a pair
         # of such lines without a hunk after them is prose, e.g. in a commit message before the diff).
         minus: str | None = None
         plus: str | None = None
-        for raw in _iter_lines(text):
+        lines = _iter_byte_lines(text, start, stop) if isinstance(text, bytes) else _iter_lines(text)
+        for raw in lines:
             self.lineno += 1
             if raw.startswith("@@@") and not self.in_hunk:
                 self.fail("combined diff (a merge shown with -c/--cc) is not supported: diff the merge against "
@@ -508,25 +525,30 @@ def _has_surrogates(lines: dict[int, str]) -> bool:
     return False
 
 
-def parse_diff(text: str, source: str = "diff") -> ChangeSet:
-    """Parse a unified diff. Raises InputError naming the line and the problem on malformed input."""
+def parse_diff(text: str | bytes, source: str = "diff") -> ChangeSet:
+    """Parse a unified diff, as text or as the bytes git wrote (decoded a block at a time: the cheaper
+    in memory). Raises InputError naming the line and the problem on malformed input."""
     from sentinel import parallel
 
-    parts = [(text, 1)]
+    parts = [(0, len(text), 1)]
     if len(text) >= PARALLEL_PARSE_BYTES and parallel.can_fork():
-        pieces = split_at_files(text, min(parallel.available_cpus(), parallel.MAX_JOBS))
+        # Offsets, not pieces: each process cuts its own piece, this one holds no copy of the others'.
+        bounds = file_bounds(text, min(parallel.available_cpus(), parallel.MAX_JOBS))
+        newline = b"\n" if isinstance(text, bytes) else "\n"
         parts, line = [], 1
-        for piece in pieces:
-            parts.append((piece, line))
-            line += piece.count("\n")
+        for start, stop in bounds:
+            parts.append((start, stop, line))
+            line += text.count(newline, start, stop)
     try:
-        results = parallel.map_forked(lambda part: _parse_part(*part, source), parts)
+        results = parallel.map_forked(lambda part: _parse_part(text, *part), parts)
     except _Malformed as exc:
         raise InputError(f"malformed diff ({source}): line {exc.line}: {exc.problem}") from None
     files = [fc for part in results for fc in part]
     _refuse_duplicates(files, source)
     if not files and text.strip():
-        if _looks_like_diff_attempt(text):
+        head = text[:4096]
+        head = head.decode("utf-8", "surrogateescape") if isinstance(head, bytes) else head
+        if _looks_like_diff_attempt(head):
             raise InputError(f"malformed diff ({source}): no file sections could be parsed")
         raise InputError(f"input is not a unified diff ({source}): expected 'diff --git' or '---'/'+++' headers")
     return ChangeSet(files=files, source=source)
@@ -546,16 +568,34 @@ def _refuse_duplicates(files: list[FileChange], source: str) -> None:
             seen[fc.path] = fc
 
 
-def _parse_part(text: str, first_line: int, source: str) -> list[FileChange]:
-    return _Parser(first_line).feed_all(text)
+def _parse_part(text: str | bytes, start: int, stop: int, first_line: int) -> list[FileChange]:
+    if isinstance(text, bytes):
+        return _Parser(first_line).feed_all(text, start, stop)
+    return _Parser(first_line).feed_all(text if (start, stop) == (0, len(text)) else text[start:stop])
 
 
 def _parse_files(text: str, source: str) -> list[FileChange]:
     """The files of one diff text (no parallel split); raises InputError like parse_diff."""
     try:
-        return _parse_part(text, 1, source)
+        return _parse_part(text, 0, len(text), 1)
     except _Malformed as exc:
         raise InputError(f"malformed diff ({source}): line {exc.line}: {exc.problem}") from None
+
+
+def file_bounds(text: str | bytes, parts: int) -> list[tuple[int, int]]:
+    """(start, stop) offsets cutting a git diff into about `parts` pieces of similar size, only where a
+    file's section starts (see :func:`split_at_files`)."""
+    marker = b"\ndiff --git " if isinstance(text, bytes) else "\ndiff --git "
+    out: list[tuple[int, int]] = []
+    start, step = 0, len(text) // max(1, parts)
+    while parts > 1 and len(out) < parts - 1:
+        cut = text.find(marker, start + step)
+        if cut < 0:
+            break
+        out.append((start, cut + 1))
+        start = cut + 1
+    out.append((start, len(text)))
+    return out
 
 
 def split_at_files(text: str, parts: int) -> list[str]:

@@ -50,6 +50,43 @@ def _spawn(argv: list[str], cwd: str | None, input_bytes: bytes | None = None) -
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+class OutputTooLarge(Exception):
+    """git wrote more than the caller's limit; the process has been stopped."""
+
+
+def _communicate_capped(proc: subprocess.Popen, limit: int | None) -> tuple[bytes, bytes]:
+    """(stdout, stderr) of a process with nothing to write to it, like ``communicate()``, except that
+    more than `limit` bytes of stdout stop it (OutputTooLarge) instead of being read into memory."""
+    if limit is None or os.name == "nt":  # no select() on pipes there: read it all, then judge the size
+        out, err = proc.communicate()
+        if limit is not None and len(out) > limit:
+            raise OutputTooLarge()
+        return out, err
+    import selectors
+
+    chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    size = 0
+    with selectors.DefaultSelector() as sel:
+        for stream in (proc.stdout, proc.stderr):
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            for key, _ in sel.select():
+                chunk = os.read(key.fd, 1 << 20)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                chunks[key.fd].append(chunk)
+                if key.fileobj is proc.stdout:
+                    size += len(chunk)
+                    if size > limit:
+                        proc.kill()
+                        proc.wait()
+                        raise OutputTooLarge()
+    proc.wait()
+    out = b"".join(chunks.pop(proc.stdout.fileno()))
+    return out, b"".join(chunks.popitem()[1])
+
+
 def run_git(args: list[str], cwd: str | None = None, input_bytes: bytes | None = None,
             check: bool = True) -> bytes:
     proc = _spawn([*_GIT_CONFIG, *args], cwd, input_bytes)
@@ -116,14 +153,15 @@ class StagedSnapshot:
             self.abandon()
             raise
 
-    def result(self) -> tuple[str, bytes, BlobReader]:
-        """(repository root, staged diff, a reader for the staged blobs); raises GitError."""
+    def result(self, limit: int | None = None) -> tuple[str, bytes, BlobReader]:
+        """(repository root, staged diff, a reader for the staged blobs); raises GitError, and
+        OutputTooLarge when the diff is larger than `limit` bytes (it is not read further)."""
         try:
             with self.locate as locate:
                 located, _ = locate.communicate()
             root = _remember_location(self.where, locate.returncode, located)[0]
             with self.diff as diff:
-                out, err = diff.communicate()
+                out, err = _communicate_capped(diff, limit)
             if diff.returncode != 0:
                 msg = err.decode("utf-8", "replace").strip() or f"exit code {diff.returncode}"
                 raise GitError(f"git diff --cached failed: {msg}")
@@ -142,14 +180,22 @@ class StagedSnapshot:
             self.reader.close()
 
 
-def locate_and_diff_staged(cwd: str | None = None) -> tuple[str, bytes, BlobReader]:
+def locate_and_diff_staged(cwd: str | None = None, limit: int | None = None) -> tuple[str, bytes, BlobReader]:
     """(repository root, staged diff, a reader for the staged blobs), the git calls overlapping."""
-    return StagedSnapshot(cwd).result()
+    return StagedSnapshot(cwd).result(limit)
 
 
-def diff_range(root: str, base: str, head: str, merge_base: bool) -> bytes:
+def diff_range(root: str, base: str, head: str, merge_base: bool, limit: int | None = None) -> bytes:
+    """The diff of a range; OutputTooLarge past `limit` bytes (not read further)."""
     spec = [f"{base}...{head}"] if merge_base else [base, head]
-    return run_git(["diff", *_DIFF_OPTS, *spec, "--"], cwd=root)
+    args = ["diff", *_DIFF_OPTS, *spec, "--"]
+    proc = _start([*_GIT_CONFIG, *args], root)
+    with proc:
+        out, err = _communicate_capped(proc, limit)
+    if proc.returncode != 0:
+        msg = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+        raise GitError(f"git {' '.join(args[:3])} failed: {msg}")
+    return out
 
 
 def merge_base(root: str, a: str, b: str) -> str | None:
@@ -185,12 +231,13 @@ class BlobReader:
         if proc is None:
             raise GitError("internal: a BlobReader reads once")
         payload = ("\n".join(specs) + "\n").encode("utf-8", "surrogateescape") if specs else b""
-        with proc:
-            out, err = proc.communicate(payload)
-        if proc.returncode != 0:
-            msg = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
-            raise GitError(f"git cat-file --batch failed: {msg}")
-        return _parse_batch(out, specs)
+        if os.name == "nt":
+            with proc:
+                out, err = proc.communicate(payload)
+            if proc.returncode != 0:
+                raise GitError(f"git cat-file --batch failed: {_reason(err, proc.returncode)}")
+            return _parse_batch(out, specs)
+        return _stream_batch(proc, payload, specs)
 
     def close(self) -> None:
         """Stop the process when nothing is going to be read (never raises)."""
@@ -199,6 +246,52 @@ class BlobReader:
             with proc:
                 proc.kill()
                 proc.communicate()
+
+
+def _reason(err: bytes, returncode: int) -> str:
+    return err.decode("utf-8", "replace").strip() or f"exit code {returncode}"
+
+
+def _stream_batch(proc: subprocess.Popen, payload: bytes, specs: list[str]) -> dict[str, bytes | None]:
+    """Each blob read on its own as cat-file writes it (the specs written by a thread meanwhile): never
+    the whole batch in one buffer next to its pieces, which doubled the memory of a large change."""
+    import threading
+
+    def write() -> None:
+        try:
+            proc.stdin.write(payload)
+            proc.stdin.close()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # cat-file ended early: what it said is read below
+
+    writer = threading.Thread(target=write, name="sentinel-cat-file-specs", daemon=True)
+    result: dict[str, bytes | None] = {}
+    with proc:
+        writer.start()
+        try:
+            out = proc.stdout
+            for spec in specs:
+                header = out.readline()
+                if not header.endswith(b"\n"):
+                    break
+                fields = header[:-1].rsplit(b" ", 2)
+                if fields[-1] in (b"missing", b"ambiguous") or len(fields) < 3:
+                    result[spec] = None
+                    continue
+                size = int(fields[-1])
+                data = out.read(size)
+                if len(data) != size or out.read(1) != b"\n":  # the newline after the content
+                    break
+                result[spec] = data
+        finally:
+            writer.join()
+            if len(result) < len(specs):
+                proc.kill()
+            err = proc.stderr.read()
+            proc.wait()
+    if len(result) < len(specs) or proc.returncode != 0:
+        raise GitError(f"git cat-file --batch failed: {_reason(err, proc.returncode)}")
+    return result
 
 
 def _parse_batch(out: bytes, specs: list[str]) -> dict[str, bytes | None]:

@@ -11,15 +11,17 @@ import os
 import sys
 
 from sentinel import gitio
-from sentinel.diffparse import decode_diff, parse_diff
+from sentinel.diffparse import parse_diff
 from sentinel.errors import GitError, InputError
 from sentinel.filecache import read_files
 from sentinel.languages import detect_language
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
 from sentinel.record import Record
 
-# Refuse absurd inputs with a clear message rather than exhausting memory.
-MAX_DIFF_BYTES = 512 * 1024 * 1024
+# Refuse absurd inputs with a clear message rather than exhausting memory: a diff is read up to this
+# size and no further (peak memory is a small multiple of it). SENTINEL_MAX_DIFF_MB changes it.
+MAX_DIFF_BYTES = 256 * 1024 * 1024
+MAX_DIFF_ENV = "SENTINEL_MAX_DIFF_MB"
 # A working-tree file larger than this is not read (the diff's own lines stand in for it).
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
@@ -63,20 +65,40 @@ def inside(base: str, path: str) -> str:
     return full
 
 
-def _check_size(data: bytes, what: str) -> None:
-    if len(data) > MAX_DIFF_BYTES:
-        raise InputError(f"{what} is {len(data) // (1024 * 1024)} MiB, above the {MAX_DIFF_BYTES // (1024 * 1024)} MiB limit")
+def max_diff_bytes() -> int:
+    """The largest diff one run reads: MAX_DIFF_BYTES, or SENTINEL_MAX_DIFF_MB mebibytes."""
+    raw = os.environ.get(MAX_DIFF_ENV, "").strip()
+    if not raw:
+        return MAX_DIFF_BYTES
+    try:
+        mib = int(raw)
+    except ValueError:
+        mib = 0
+    if mib < 1:
+        raise InputError(f"{MAX_DIFF_ENV}={raw!r}: expected a whole number of MiB, at least 1")
+    return mib * 1024 * 1024
+
+
+def _too_large(what: str, limit: int) -> InputError:
+    return InputError(f"{what} is larger than {limit // (1024 * 1024)} MiB, the most one run reads: check it in "
+                      f"parts (a shorter --range, a --diff of some of the files) or raise {MAX_DIFF_ENV}")
 
 
 def staged(cwd: str | None = None, started: gitio.StagedSnapshot | None = None) -> Change:
     """The staged change; `started`: its git processes, if the caller already launched them."""
-    root, data, reader = started.result() if started is not None else gitio.locate_and_diff_staged(cwd)
     try:
-        _check_size(data, "the staged diff")
-        text = decode_diff(data)
-        del data  # not needed once decoded: less at the peak of a large parse
-        cs = parse_diff(text, source="staged")
-        del text
+        limit = max_diff_bytes()
+        root, data, reader = started.result(limit) if started is not None else \
+            gitio.locate_and_diff_staged(cwd, limit)
+    except gitio.OutputTooLarge:
+        raise _too_large("the staged diff", limit) from None
+    except InputError:
+        if started is not None:
+            started.abandon()
+        raise
+    try:
+        cs = parse_diff(data, source="staged")  # bytes: decoded a block at a time, the cheaper in memory
+        del data
     except BaseException:
         reader.close()
         raise
@@ -117,9 +139,13 @@ def commit_range(spec: str, cwd: str | None = None) -> Change:
         base_sha = gitio.resolve(root, base)
     if merge and gitio.merge_base(root, base_sha, head_sha) is None:
         raise GitError(f"no merge base between {base} and {head}")
-    data = gitio.diff_range(root, base_sha, head_sha, merge)
-    _check_size(data, f"the diff of {spec}")
-    cs = parse_diff(decode_diff(data), source=f"range {spec}")
+    limit = max_diff_bytes()
+    try:
+        data = gitio.diff_range(root, base_sha, head_sha, merge, limit)
+    except gitio.OutputTooLarge:
+        raise _too_large(f"the diff of {spec}", limit) from None
+    cs = parse_diff(data, source=f"range {spec}")
+    del data
     cs.root, cs.base, cs.head = root, base_sha, head_sha
     try:
         cs.message = gitio.commit_message(root, head_sha)
@@ -138,20 +164,23 @@ def pre_push_range() -> str | None:
 
 
 def diff_input(path: str, cwd: str | None = None) -> Change:
+    limit = max_diff_bytes()
     if path == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(limit + 1)  # no further: stdin may never end
         label = "stdin"
     else:
         try:
             with open(path, "rb") as fh:
-                data = fh.read()
+                data = fh.read(limit + 1)
         except OSError as exc:
             raise InputError(f"cannot read diff file {path!r}: {exc.strerror}") from None
         label = path
-    _check_size(data, f"diff {label}")
+    if len(data) > limit:
+        raise _too_large(f"diff {label}", limit)
     if b"\0" in data[:8192]:
         raise InputError(f"diff {label} is binary data, not a unified diff")
-    cs = parse_diff(decode_diff(data), source=f"diff {label}")
+    cs = parse_diff(data, source=f"diff {label}")
+    del data
     try:
         cs.root = gitio.repo_root(cwd)
     except GitError:

@@ -190,7 +190,11 @@ def test_random_and_spliced_diffs_are_parsed_or_refused_never_crash(data):
         cs = parse_diff(text, source="fuzz")
     except InputError as exc:
         assert "line" in str(exc) or "diff" in str(exc)
+        with pytest.raises(InputError) as from_bytes:  # the bytes git wrote (the CLI's way) say the same
+            parse_diff(data, source="fuzz")
+        assert str(from_bytes.value) == str(exc)
         return
+    assert _shape(parse_diff(data, source="fuzz")) == _shape(cs)
     for fc in cs.files:
         assert "\0" not in fc.path and not fc.path.startswith("/") and ".." not in fc.path.split("/")
     try:
@@ -201,6 +205,11 @@ def test_random_and_spliced_diffs_are_parsed_or_refused_never_crash(data):
     for fmt in FORMATS:
         render(verdict, fmt).encode("utf-8")
     assert time.perf_counter() - t0 < 60
+
+
+def _shape(cs):
+    return [(f.path, f.old_path, f.status, f.added, f.context, f.removed, sorted(f.crlf_lines), f.hunks)
+            for f in cs.files]
 
 
 @FUZZ
