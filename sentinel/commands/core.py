@@ -102,16 +102,26 @@ def check_defaults(paths: list[str] | None = None):
                            func=cmd_check)
 
 
+# A commit message, PR body or task longer than this is not one (GitHub caps a PR body at 64K characters);
+# reading stops here, so @/dev/zero or an endless FIFO cannot exhaust memory.
+MAX_TEXT_ARG_BYTES = 8 * 1024 * 1024
+
+
 def read_text_arg(value: str | None) -> str | None:
     """TEXT or @FILE."""
     if value is None or not value.startswith("@"):
         return value
     path = value[1:]
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_TEXT_ARG_BYTES + 1)
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > MAX_TEXT_ARG_BYTES:
+        raise InputError(f"{path} is larger than {MAX_TEXT_ARG_BYTES // (1024 * 1024)} MiB: too long for a commit "
+                         "message, pull request text or task")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text") from None
 
