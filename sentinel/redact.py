@@ -441,9 +441,24 @@ _PATH_FIELDS = frozenset({"path"})
 _OWN_FIELDS = frozenset({"rule", "check", "severity", "status", "fail_level", "urgency", "card_id"})
 
 
+# What no text field of a finding may carry raw into any output: display_text's characters except the line
+# breaks (\n, \r) and tab, which every reporter handles in its own way (escapes them, folds them, keeps them).
+_UNSAFE_IN_FIELDS = lazy_compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                                 "\ud800-\udfff]")
+
+
+def _shown(text: str) -> str:
+    """Free text of a finding for any output: secrets masked, and no character a terminal, a log viewer or
+    a workflow-command reader would act on (an ESC from a file name quoted in a message, a bidi override)."""
+    text = redact(text)
+    if text.isascii() and text.isprintable():
+        return text
+    return _UNSAFE_IN_FIELDS.sub(_visible, text)
+
+
 def scrub_verdict(verdict, memo: dict[int, object] | None = None):
     """A copy of `verdict` fit for any output: every path through :func:`display_path`, every other
-    string through :func:`redact`. A finding listed twice (at the top and under its check) stays
+    string through :func:`redact` and :func:`display_text`. A finding listed twice (at the top and under its check) stays
     one object, so reporters that rely on that still can; `memo`, when given, receives id(original)
     -> copy for every record (to re-key data kept by identity). Idempotent."""
     from enum import Enum
@@ -456,7 +471,7 @@ def scrub_verdict(verdict, memo: dict[int, object] | None = None):
         if isinstance(value, Enum):
             return value
         if isinstance(value, str):
-            return redact(value)
+            return _shown(value)
         if isinstance(value, list):
             return [walk(v) for v in value]
         if isinstance(value, Record):
@@ -470,7 +485,7 @@ def scrub_verdict(verdict, memo: dict[int, object] | None = None):
                     if name in _PATH_FIELDS:
                         v = redact(display_path(v))
                     elif name not in _OWN_FIELDS:
-                        v = redact(v)
+                        v = _shown(v)
                 elif isinstance(v, (list, Record)):
                     v = walk(v)
                 fields[name] = v

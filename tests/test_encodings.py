@@ -36,7 +36,8 @@ def odd_names(repo):
 
 @pytest.mark.parametrize("fmt", ["text", "concise", "json", "sarif", "github", "markdown"])
 def test_every_report_format_survives_a_name_that_is_not_utf8(odd_names, fmt):
-    proc = run_sentinel("check", "--format", fmt, cwd=odd_names.path)  # memory on: the store too
+    # memory on: the store too; a message with a claim: the claims check names the changed files in its text
+    proc = run_sentinel("check", "--format", fmt, "--message", "Fixed the parser bug", cwd=odd_names.path)
     assert_clean_exit(proc, 1)
     assert "\\udc" not in proc.stdout and "\x1b" not in proc.stdout
     if fmt in ("json", "sarif"):

@@ -266,12 +266,16 @@ class Evidence:
 
 
 def _where(f: Finding) -> str:
-    return f"{f.rule} {f.path}:{f.line}" if f.line else f"{f.rule} {f.path}"
+    from sentinel.redact import display_path
+
+    return f"{f.rule} {display_path(f.path)}:{f.line}" if f.line else f"{f.rule} {display_path(f.path)}"
 
 
 def _names(paths: list[str], limit: int = 3) -> str:
+    from sentinel.redact import display_path  # names quoted as git quotes them, like every path shown
+
     more = f" +{len(paths) - limit}" if len(paths) > limit else ""
-    return ", ".join(paths[:limit]) + more
+    return ", ".join(display_path(p) for p in paths[:limit]) + more
 
 
 def _tests_found(facts) -> list[str]:
