@@ -563,14 +563,16 @@ def run_forked(case: dict, timeout: float) -> dict:
 
 
 def worker(corpus, indexes, seed, timeout, conn) -> None:
-    os.chdir(tempfile.mkdtemp(prefix="sentinel-fuzz-"))  # nothing to read around the cases
-    for i in indexes:
-        case = make_case(corpus, i, seed)
-        res = run_forked(case, timeout)
-        res.update(index=i, mutations=case["mutations"], inject=case["inject"], input_bytes=len(case["data"]) +
-                   len(case["message"].encode("utf-8", "surrogateescape")))
-        conn.send(res)
-    conn.send(None)
+    with tempfile.TemporaryDirectory(prefix="sentinel-fuzz-") as empty:
+        os.chdir(empty)  # nothing to read around the cases
+        for i in indexes:
+            case = make_case(corpus, i, seed)
+            res = run_forked(case, timeout)
+            res.update(index=i, mutations=case["mutations"], inject=case["inject"], input_bytes=len(case["data"]) +
+                       len(case["message"].encode("utf-8", "surrogateescape")))
+            conn.send(res)
+        conn.send(None)
+        os.chdir("/")  # leave the folder before it is removed
 
 
 def baseline_rss() -> int:
