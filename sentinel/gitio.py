@@ -252,22 +252,32 @@ def _reason(err: bytes, returncode: int) -> str:
     return err.decode("utf-8", "replace").strip() or f"exit code {returncode}"
 
 
-def _stream_batch(proc: subprocess.Popen, payload: bytes, specs: list[str]) -> dict[str, bytes | None]:
-    """Each blob read on its own as cat-file writes it (the specs written by a thread meanwhile): never
-    the whole batch in one buffer next to its pieces, which doubled the memory of a large change."""
+def feed_stdin(proc: subprocess.Popen, payload: bytes):
+    """Write ``payload`` to a git process's stdin and close it, from a thread, so that its output can be read
+    meanwhile (a pipe buffer is smaller than a batch of names). A git that ends early is read by the caller."""
     import threading
 
     def write() -> None:
         try:
             proc.stdin.write(payload)
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+        try:
             proc.stdin.close()
         except (BrokenPipeError, OSError, ValueError):
-            pass  # cat-file ended early: what it said is read below
+            pass
 
-    writer = threading.Thread(target=write, name="sentinel-cat-file-specs", daemon=True)
+    writer = threading.Thread(target=write, name="sentinel-git-stdin", daemon=True)
+    writer.start()
+    return writer
+
+
+def _stream_batch(proc: subprocess.Popen, payload: bytes, specs: list[str]) -> dict[str, bytes | None]:
+    """Each blob read on its own as cat-file writes it (the specs written by a thread meanwhile): never
+    the whole batch in one buffer next to its pieces, which doubled the memory of a large change."""
     result: dict[str, bytes | None] = {}
     with proc:
-        writer.start()
+        writer = feed_stdin(proc, payload)
         try:
             out = proc.stdout
             for spec in specs:

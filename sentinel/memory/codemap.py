@@ -23,6 +23,8 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from sentinel.gitio import feed_stdin
+
 CODEMAP_FILE = "codemap.json"
 MAX_FILES = 3  # a name defined in more files than this points nowhere in particular
 MAX_SOURCE_FILES = 20_000
@@ -109,24 +111,9 @@ def from_git(root: str, rev: str = "HEAD") -> dict[str, list[str]]:
 def _read_blobs(root: str, blobs: list[tuple[str, str]]) -> Iterable[tuple[str, str]]:
     """(path, text) of each blob, from one `git cat-file --batch` process (input written up front: the object
     names are small, the contents are read as they come)."""
-    import threading
-
     proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-
-    def feed():
-        try:
-            proc.stdin.write("".join(f"{sha}\n" for _, sha in blobs).encode())
-        except BrokenPipeError:
-            pass
-        finally:
-            try:
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
+    writer = feed_stdin(proc, "".join(f"{sha}\n" for _, sha in blobs).encode())
     try:
         for path, _ in blobs:
             header = proc.stdout.readline().split()

@@ -21,6 +21,7 @@ import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from sentinel.gitio import feed_stdin
 from sentinel.memory.learn.model import Candidate, FileDiff
 from sentinel.memory.learn.paths import is_bugfix_fragment, role
 
@@ -125,21 +126,7 @@ def stream_diffs(root: str, shas: list[str]) -> Iterable[tuple[str, dict[str, st
     proc = subprocess.Popen(["git", "-c", "core.quotepath=off", "diff-tree", "--stdin", "--root", "-p",
                              "--no-renames", "--no-color", "-U3", "-r"], cwd=root, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    import threading
-
-    def feed():
-        try:
-            proc.stdin.write("".join(f"{s}\n" for s in shas).encode())
-        except BrokenPipeError:
-            pass
-        finally:
-            try:
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
+    writer = feed_stdin(proc, "".join(f"{s}\n" for s in shas).encode())
     current: str | None = None
     files: dict[str, list[bytes]] = {}
     sizes: dict[str, int] = {}
