@@ -545,7 +545,9 @@ def parse_diff(text: str | bytes, source: str = "diff") -> ChangeSet:
         raise InputError(f"malformed diff ({source}): line {exc.line}: {exc.problem}") from None
     files = [fc for part in results for fc in part]
     _refuse_duplicates(files, source)
-    if not files and text.strip():
+    # ASCII whitespace only, for text as for bytes: str.strip() would also drop \x1c-\x1f and U+2028, so one
+    # input was "no change" as text and "not a diff" as the bytes git wrote.
+    if not files and (text.strip() if isinstance(text, bytes) else text.strip(" \t\n\r\x0b\x0c")):
         head = text[:4096]
         head = head.decode("utf-8", "surrogateescape") if isinstance(head, bytes) else head
         if _looks_like_diff_attempt(head):

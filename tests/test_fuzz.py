@@ -328,3 +328,14 @@ def test_each_mutation_keeps_the_code_python_runs(mutation):
     lines = BAD["eval"][0]
     content, _ = _apply(lines, mutation)
     assert "eval" in compile(content, "m.py", "exec").co_consts[0].co_names
+
+
+@pytest.mark.parametrize("data", [b"\x1c", b"\x1d\n", b"\xe2\x80\xa8"])
+def test_characters_python_calls_whitespace_are_not_a_diff_as_text_or_bytes(data):
+    """str.strip() drops \\x1c-\\x1f and U+2028; git's bytes keep them: both must be refused alike (found by the
+    property above)."""
+    with pytest.raises(InputError) as as_text:
+        parse_diff(decode_diff(data), source="fuzz")
+    with pytest.raises(InputError) as as_bytes:
+        parse_diff(data, source="fuzz")
+    assert str(as_text.value) == str(as_bytes.value)
