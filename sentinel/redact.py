@@ -237,7 +237,9 @@ def redact_value(value: str) -> str:
 
 _ASSIGNED = lazy_compile(
     r"""(?P<key>[A-Za-z_$@][\w$.\-]*)["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w.\[\]|]*[ \t]*=|:=|=>|=|:)(?!=)[ \t]*"""
-    r"""(?:(?P<q>["'`])(?P<qval>[^"'`\n]*)(?P=q)|(?P<val>[^\s"'`,;(){}\[\]#]+)[ \t]*(?:[#;].*)?$)""")
+    # An unquoted value ends the statement (then a comment, a ';' or the end), which is looked at, not consumed:
+    # the rest of the line ("x=0; token = '...'") is scanned for its own assignments.
+    r"""(?:(?P<q>["'`])(?P<qval>[^"'`\n]*)(?P=q)|(?P<val>[^\s"'`,;(){}\[\]#]+)(?=[ \t]*(?:[#;]|$)))""")
 # Shell: VAR=value before a command or among others (PGPASSWORD=x psql ..., export A=1 TOKEN=x).
 _ENV_ASSIGN = lazy_compile(r"(?<![\w$.\-])(?P<key>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>[^\s\"'`(),;<>]+)")
 _B64_RUN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/_-])")

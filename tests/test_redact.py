@@ -120,3 +120,12 @@ def test_redact_tree_keeps_our_identifiers_and_masks_the_rest():
     out = R.redact_tree(data, frozenset({"id"}))
     assert out["id"] == data["id"] and out["n"] == 3
     assert token not in str(out["text"]) + str(out["nested"])
+
+
+@pytest.mark.parametrize("line, secret", [
+    ("@=0; token = 'Ab3k9x0q1'", "Ab3k9x0q1"),  # found by the fuzz property: a first assignment hid the second
+    ("a=1; password=Xq7mK2pL9vR4; b=2", "Xq7mK2pL9vR4"),
+    ("DEBUG = 1 # the old token=Xq7mK2pL9vR4", "Xq7mK2pL9vR4"),
+])
+def test_every_assignment_of_a_line_is_masked_not_only_the_first(line, secret):
+    assert secret not in R.redact(line)
