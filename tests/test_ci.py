@@ -70,7 +70,7 @@ def gh():
 
 
 def _run_ci(repo, gh, tmp_path, event: dict, event_name: str = "pull_request", inputs: dict | None = None,
-            cwd=None, extra_env: dict | None = None):
+            cwd=None, extra_env: dict | None = None, args: tuple[str, ...] = ()):
     event_file = tmp_path / "event.json"
     event_file.write_text(json.dumps(event))
     summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
@@ -86,7 +86,7 @@ def _run_ci(repo, gh, tmp_path, event: dict, event_name: str = "pull_request", i
     env.update(inputs or {})
     env.update(extra_env or {})
     script = repo.sentinel_script or _INSTALLED.get("path")
-    command = [script, "ci"] if script else [sys.executable, "-m", "sentinel", "ci"]
+    command = [*([script] if script else [sys.executable, "-m", "sentinel"]), "ci", *args]
     proc = subprocess.run(command, cwd=cwd or repo.path, capture_output=True,
                           text=True, env=env, timeout=120, check=False)
     proc.summary = summary.read_text()

@@ -32,6 +32,7 @@ class Notes:
 
     lines: list[str] = field(default_factory=list)
     links: dict[int, str] = field(default_factory=dict)  # line index -> a URL GitHub gave us, shown as a link
+    stream: object = None  # where the log lines go: stdout, or stderr when stdout holds a report (--format)
 
     def add(self, text: str, url: str = "") -> None:
         from sentinel.redact import redact
@@ -41,7 +42,7 @@ class Notes:
             self.links[len(self.lines)] = url
         self.lines.append(text)
         # One physical line, so a reason from an API answer can never start a workflow command.
-        print("sentinel: " + " ".join(f"{text} {url}".split()), flush=True)
+        print("sentinel: " + " ".join(f"{text} {url}".split()), file=self.stream or sys.stdout, flush=True)
 
     def markdown(self) -> str:
         from urllib.parse import urlsplit
@@ -365,13 +366,10 @@ def _rules() -> dict:
 
 
 def _write_sarif(verdict: Verdict, path: str, change: Change, workspace: str) -> str:
-    from sentinel.report import sarif
-    from sentinel.report.locate import Locator
-    root = change.changeset.root or workspace
     full = path if os.path.isabs(path) else os.path.join(workspace, path)
     os.makedirs(os.path.dirname(full) or ".", exist_ok=True)
     with open(full, "w", encoding="utf-8") as fh:
-        fh.write(sarif.render(verdict, rules=_rules(), root=root, locator=Locator(change.changeset.files, root)))
+        fh.write(_report(verdict, "sarif", change, workspace))
     return full
 
 
@@ -384,13 +382,28 @@ def _summary(verdict: Verdict, notes: Notes) -> str:
     return markdown.render(verdict, max_bytes=budget, title=TITLE) + tail
 
 
-def run(event_path: str | None = None, env: dict | None = None) -> int:
+def _report(verdict: Verdict, fmt: str, change: Change, workspace: str) -> str:
+    """The report of `sentinel check --format FMT` (for stdout, and the SARIF file)."""
+    from sentinel.report import render
+    kwargs: dict = {"color": False}
+    if fmt == "sarif":
+        from sentinel.report.locate import Locator
+        root = change.changeset.root or workspace
+        kwargs.update(rules=_rules(), root=root, locator=Locator(change.changeset.files, root))
+    return render(verdict, fmt, **kwargs)
+
+
+def run(event_path: str | None = None, env: dict | None = None, fmt: str = "github") -> int:
+    """One CI run. `fmt` chooses stdout: "github" is the step's log (notes, capped annotations, summary line);
+    any other format of `sentinel check` puts that report alone on stdout and the log on stderr, where the
+    runner reads workflow commands as well. Summary, comment, review, SARIF file and outputs never change."""
+    log = sys.stdout if fmt == "github" else sys.stderr
     env = dict(os.environ if env is None else env)
     workspace = env.get("GITHUB_WORKSPACE") or os.getcwd()
     inp = read_inputs(env, workspace)
     ev = read_event(event_path or env.get("GITHUB_EVENT_PATH"), env.get("GITHUB_EVENT_NAME"),
                     env.get("GITHUB_REPOSITORY", ""))
-    notes = Notes()
+    notes = Notes(stream=log)
     ci = CiRun(inp, ev, env, notes)
     change = ci.change()
     root = change.changeset.root
@@ -426,7 +439,8 @@ def run(event_path: str | None = None, env: dict | None = None) -> int:
 
     if inp.annotations:
         text, left_out = ann.render(verdict, [f.path for f in change.changeset.files], _rules())
-        sys.stdout.write(text)
+        log.write(text)
+        log.flush()
         if left_out:
             notes.lines.append(f"annotations: {left_out} finding(s) beyond GitHub's 10-per-severity cap "
                                "are listed only here")
@@ -435,11 +449,15 @@ def run(event_path: str | None = None, env: dict | None = None) -> int:
 
     summary = _summary(verdict, notes)
     if not append_summary(env.get("GITHUB_STEP_SUMMARY"), summary):
-        print("sentinel: GITHUB_STEP_SUMMARY is not set; no job summary written")
+        print("sentinel: GITHUB_STEP_SUMMARY is not set; no job summary written", file=log)
     write_outputs(env.get("GITHUB_OUTPUT"), {"verdict": _state(verdict), "findings": str(len(verdict.findings)),
                                              "sarif-path": sarif_path, "comment-url": comment_url})
     from sentinel.report.terminal import summary_line
-    print(summary_line(verdict))
+    if fmt != "github":
+        sys.stdout.write(_report(verdict, fmt, change, workspace))
+        sys.stdout.flush()
+    if fmt not in ("text", "concise"):  # those end with it already
+        print(summary_line(verdict), file=log)
     if verdict.errored:
         for r in verdict.checks:
             if r.status.value == "error":

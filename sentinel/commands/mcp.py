@@ -11,7 +11,12 @@ def register(sub) -> None:
     p = sub.add_parser("mcp", help="serve the gate and the memory to coding agents (MCP over stdio)",
                        description="An MCP server over stdio: tools to run the gate on a change, brief on a "
                                    "change's earlier attempts and the project's recurring failures, search and "
-                                   "read past fixes, and explain rules. Read-only. Needs the [mcp] extra.")
+                                   "read past fixes, and explain rules. Read-only. Needs the [mcp] extra.",
+                       epilog="No --format, unlike every other command: stdout carries the MCP JSON-RPC "
+                              "messages and nothing else (the client reads them; any other byte there breaks the "
+                              "session), and each tool's answer is structured content the client reads. Errors "
+                              "go to stderr. The same answers for a person: sentinel check, sentinel memory "
+                              "brief / search / show, sentinel explain, each with --format.")
     p.add_argument("--repo", metavar="PATH",
                    help="the repository to answer for (default: the current directory)")
     p.set_defaults(func=cmd_mcp)

@@ -75,12 +75,18 @@ def register(sub) -> None:
     q.add_argument("--database-url", metavar="URL", help="for a `memory export`: the store to import into "
                                                          "(default: $SENTINEL_DATABASE_URL, memory.database-url, "
                                                          "else the clone's SQLite file)")
-    q.add_argument("--format", choices=("memgovern", "jsonl"), help="default: by extension (.jsonl -> jsonl)")
+    q.add_argument("--input-format", choices=("memgovern", "jsonl"), default=None,
+                   help="what FILE holds: a MemGovern release or card JSONL (default: by extension, .jsonl -> "
+                        "jsonl; a `memory export` is recognised by its header)")
     q.add_argument("--into", metavar="DIR", default=None,
                    help=f"directory for the governed JSONL (default: {DEFAULT_IMPORT_DIR} in the project)")
     q.add_argument("--license", help="license of the imported material (recorded in provenance)")
     q.add_argument("--governed-by", default="imported", help="who reviewed the import (quality.governed_by)")
-    q.add_argument("--json", action="store_true")
+    add_format_option(q, help="what it prints (cards written, or what the store gained): text or json "
+                              "(default: text)",
+                      legacy={v: ("input_format", v, f"`memory import --format {v}` is now "
+                                                     f"`--input-format {v}` (--format names what is printed)")
+                              for v in ("memgovern", "jsonl")})
     common(q, index=False)
     q.set_defaults(func=cmd_import)
 
@@ -336,7 +342,7 @@ def cmd_import(args) -> int:
 
     if patterns.is_export(str(src)):
         return patterns.cmd_import_export(args)
-    fmt = args.format or ("jsonl" if src.suffix == ".jsonl" else "memgovern")
+    fmt = args.input_format or ("jsonl" if src.suffix == ".jsonl" else "memgovern")
     if fmt == "memgovern":
         cards = import_memgovern(src, license=args.license, governed_by=args.governed_by)
     else:

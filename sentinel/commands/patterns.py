@@ -56,9 +56,17 @@ def register_into(msub) -> None:
     q.set_defaults(func=cmd_migrate)
 
     q = msub.add_parser("export", help="write the project's memory (runs, findings, resolutions, learned cards) "
-                                       "as JSON lines, to move it to another backend with `memory import`")
-    q.add_argument("-o", "--output", metavar="FILE", default="-", type=output_file, help="default: stdout")
+                                       "as JSON lines, to move it to another backend with `memory import`",
+                        description="Writes the store's records as JSON Lines to -o FILE or stdout, then a "
+                                    "summary of what was exported (--format text or json).")
+    q.add_argument("-o", "--output", metavar="FILE", default="-", type=output_file,
+                   help="where the export goes: always JSON Lines, a header record then one record per run, "
+                        "resolution and learned card (default: stdout)")
     q.add_argument("--all-projects", action="store_true", help="every project in the store")
+    add_format_option(q, help="the summary of what was exported (counts, file): text or json (default: text). "
+                              "It goes to stdout when -o names a file, to stderr when the export is on stdout; "
+                              "json needs -o FILE so stdout holds one document. Not the export's own format "
+                              "(always JSON Lines)")
     common(q)
     q.set_defaults(func=cmd_export)
 
@@ -187,13 +195,16 @@ def cmd_migrate(args) -> int:
 
 
 def cmd_export(args) -> int:
+    to_stdout = args.output == "-"
+    if to_stdout and args.format == "json":
+        raise InputError("--format json prints the export's summary on stdout, where the export itself goes: "
+                         "write the export to a file with -o FILE")
     cfg, root, git_dir = _context(args)
     project = None if args.all_projects else _project(args, cfg, root, git_dir)
-    out = sys.stdout if args.output == "-" else None
-    counts = {"run": 0, "resolution": 0, "card": 0}
+    counts = {"run": 0, "finding": 0, "resolution": 0, "card": 0}
     path = args.output
     try:
-        fh = out or open(path, "w", encoding="utf-8")
+        fh = sys.stdout if to_stdout else open(path, "w", encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
     try:
@@ -202,12 +213,23 @@ def cmd_export(args) -> int:
                 fh.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
                 if rec["type"] in counts:
                     counts[rec["type"]] += 1
+                if rec["type"] == "run":
+                    counts["finding"] += len(rec.get("findings") or ())
+            store_name = store.describe()
     finally:
-        if out is None:
+        if not to_stdout:
             fh.close()
+    if args.format == "json":
+        print(json.dumps({"path": os.path.abspath(path), "format": "jsonl", "store": store_name, "project": project,
+                          "runs": counts["run"], "findings": counts["finding"],
+                          "resolutions": counts["resolution"], "cards": counts["card"]}))
+        return 0
     what = f"project {project!r}" if project else "every project"
-    print(f"sentinel: exported {counts['run']} run(s), {counts['resolution']} resolution(s) and {counts['card']} "
-          f"learned card(s) of {what}", file=sys.stderr)
+    where = "" if to_stdout else f" to {path}"
+    # the export owns stdout when it is written there: the summary is then a note on stderr
+    print(f"sentinel: exported {counts['run']} run(s) ({counts['finding']} finding(s)), {counts['resolution']} "
+          f"resolution(s) and {counts['card']} learned card(s) of {what}{where}",
+          file=sys.stderr if to_stdout else sys.stdout)
     return 0
 
 
@@ -238,7 +260,7 @@ def cmd_import_export(args) -> int:
     with _store(args, cfg, git_dir) as store:
         added = store.import_records(records())
         where = store.describe()
-    if getattr(args, "json", False):
+    if args.format == "json":
         print(json.dumps({"store": where, "added": added}))
     else:
         print(f"imported into {where}: {added['runs']} run(s), {added['findings']} finding(s), "
