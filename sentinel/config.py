@@ -170,7 +170,7 @@ class Config(Record, forbid_extra=True):
         found = _MATCHERS.get(key)
         if found is None:
             translated = self.compiled_globs.get(key)
-            found = Matcher(translated) if translated is not None else matcher_for(tuple(patterns))
+            found = Matcher(translated, patterns) if translated is not None else matcher_for(tuple(patterns))
             _MATCHERS[key] = found
         return found
 

@@ -236,9 +236,97 @@ def _compile(patterns: tuple[str, ...], flags: int) -> re.Pattern | None:
     return re.compile("|".join(f"(?:{p})" for p in patterns), flags) if patterns else None
 
 
-_TEXT = {m.tag: _compile(m.text, re.IGNORECASE) for m in MECHANISMS}
-_CODE = {m.tag: _compile(m.code, re.MULTILINE) for m in MECHANISMS}
+# Compiled on first use, per mechanism: Python's regex compiler is pure Python and the 52 alternations cost
+# ~7 ms, a twentieth of a failing hook run that asks about one finding's text (and no code).
+_TEXT: dict[str, re.Pattern | None] = {}
+_CODE: dict[str, re.Pattern | None] = {}
 _EXC = {m.tag: frozenset(m.exceptions) for m in MECHANISMS}
+_KEYS: dict[str, tuple[str, ...] | None] = {}  # per mechanism: a literal every text cue's match contains
+
+
+def _text_rx(tag: str) -> re.Pattern | None:
+    if tag not in _TEXT:
+        _TEXT[tag] = _compile(BY_TAG[tag].text, re.IGNORECASE)
+    return _TEXT[tag]
+
+
+def _code_rx(tag: str) -> re.Pattern | None:
+    if tag not in _CODE:
+        _CODE[tag] = _compile(BY_TAG[tag].code, re.MULTILINE)
+    return _CODE[tag]
+
+
+_QUANTIFIERS = frozenset("?*{")
+_STOP = frozenset("()[]|.^$+?*{}")
+
+
+def required_literal(pattern: str) -> str:
+    """The literal text that starts every match of `pattern` after an optional leading ``\\b`` (lower case),
+    or "" when it does not start with one. Only plain characters and escaped punctuation count; a character
+    a quantifier makes optional ends the literal without it (tests/test_taxonomy.py checks each cue against
+    the regex parser)."""
+    i = 2 if pattern.startswith("\\b") else 0
+    out: list[str] = []
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            nxt = pattern[i + 1:i + 2]
+            if not nxt or nxt.isalnum() or nxt == "_":
+                break  # \d, \w, \b, ...: not a literal
+            c, step = nxt, 2
+        elif c in _STOP:
+            break  # (before a '+', the character is required and already kept)
+        else:
+            step = 1
+        if pattern[i + step:i + step + 1] in _QUANTIFIERS:
+            break  # optional (or a repeat count): not required
+        out.append(c)
+        i += step
+    literal = "".join(out)
+    return literal.lower() if literal.isascii() and not _top_level_branch(pattern) else ""
+
+
+def _top_level_branch(pattern: str) -> bool:
+    """Does the pattern have a '|' outside every group (then its start is one branch's)?"""
+    depth, i, in_class = 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":
+                i += 1  # a ']' first in a class is a member
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def _keys(tag: str) -> tuple[str, ...] | None:
+    """The literals of a mechanism's text cues: a text containing none of them matches none of its cues.
+    None: some cue has no literal (always run the regex)."""
+    if tag not in _KEYS:
+        lits = tuple(required_literal(p) for p in BY_TAG[tag].text)
+        _KEYS[tag] = None if not all(lits) else tuple(dict.fromkeys(lits))
+    return _KEYS[tag]
+
+
+# The characters other than ASCII that re.IGNORECASE matches to an ASCII one (simple case folding plus
+# re._casefix): a text is folded with them before its literals are looked for (tests/test_taxonomy.py
+# checks the table against every code point).
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def _folded(text: str) -> str:
+    return text.lower() if text.isascii() else text.translate(_FOLD).lower()
 
 
 def scores(text: str = "", code: str = "", exceptions: list[str] | tuple[str, ...] = ()) -> dict[str, float]:
@@ -247,15 +335,19 @@ def scores(text: str = "", code: str = "", exceptions: list[str] | tuple[str, ..
     # cues are judged on the head of long inputs: a 40 KB diff says nothing a 12 KB one does not, in far less time
     text, code = text[:MAX_TEXT], code[:MAX_CODE]
     excs = {e.lower().rsplit(".", 1)[-1] for e in exceptions}
+    low = _folded(text) if text else ""
     out: dict[str, float] = {}
     for tag in TAGS:
         s = 0.0
-        rx = _TEXT[tag]
-        if rx is not None and text:
-            s += min(3, len({m.group(0).lower() for m in rx.finditer(text)}))
-        rx = _CODE[tag]
-        if rx is not None and code:
-            s += 0.5 * min(3, len({m.group(0) for m in rx.finditer(code)}))
+        if text:
+            keys = _keys(tag)
+            rx = _text_rx(tag) if keys is None or any(k in low for k in keys) else None
+            if rx is not None:
+                s += min(3, len({m.group(0).lower() for m in rx.finditer(text)}))
+        if code:
+            rx = _code_rx(tag)
+            if rx is not None:
+                s += 0.5 * min(3, len({m.group(0) for m in rx.finditer(code)}))
         if excs & _EXC[tag]:
             s += 1.5
         if s:

@@ -1,0 +1,150 @@
+"""sentinel.globs answers common patterns with string operations and the rest with pathspec's regexes: both must
+give pathspec's own answers, pattern by pattern and for whole lists (the last matching pattern wins)."""
+
+from __future__ import annotations
+
+import random
+
+import pathspec
+import pytest
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+from sentinel import globs, roles
+from sentinel.globs import Matcher, fast_pattern, translate
+
+SEGMENTS = ["a", "b", "ab", "ba", "x.py", "a.py", ".x", "x.y", "test", "tests", "data", "a-b", "...", ".", "..",
+            "*", "**", "*.py", "a*", "*b", "a*b", "*a*", "*.x*", "a*b*a", "?", "a?", "[ab]", "\\*", "a**b", "",
+            " ", "a ", "#a", "!a", "docs", "README.*"]
+NAMES = ["a", "b", "ab", "ba", "aab", "abb", "x.py", "a.py", "b.a", ".x", "x.y", "test", "tests", "data", "a-b",
+         "docs", "README.md", "README", "*", "**", "...", ".", "..", "a b", "#a", "!a", "é"]
+
+
+def reference(patterns, path: str) -> bool:
+    """pathspec itself, with the patterns' gitignore translation and the last matching pattern winning (what
+    sentinel.globs documents; GitIgnoreSpec would also rank a pattern naming the file over one naming its
+    directory)."""
+    return pathspec.PathSpec.from_lines(GitIgnoreSpecPattern, patterns).match_file(path)
+
+
+def regex_only(patterns, path: str) -> bool:
+    return Matcher(translate(patterns)).match(path)
+
+
+def random_pattern(rng: random.Random) -> str:
+    segs = [rng.choice(SEGMENTS) for _ in range(rng.choice((1, 1, 1, 2, 2, 3, 4)))]
+    pattern = "/".join(segs)
+    if rng.random() < 0.15:
+        pattern = "/" + pattern
+    if rng.random() < 0.3:
+        pattern += "/"
+    if rng.random() < 0.2:
+        pattern = "!" + pattern
+    return pattern
+
+
+def random_path(rng: random.Random) -> str:
+    path = "/".join(rng.choice(NAMES) for _ in range(rng.randint(1, 5)))
+    odd = rng.random()
+    if odd < 0.03:
+        path = "/" + path
+    elif odd < 0.06:
+        path += "/"
+    elif odd < 0.08:
+        path = path.replace("/", "//", 1)
+    elif odd < 0.10:
+        path += "\n"
+    return path
+
+
+def plain(path: str) -> bool:
+    """A path as git names files (pathspec's match_file normalises the others its own way)."""
+    return "\n" not in path and not {"", ".", ".."} & set(path.split("/"))
+
+
+def valid(pattern: str) -> bool:
+    try:
+        translate([pattern])
+    except ValueError:
+        return False
+    return True
+
+
+def test_common_shapes_take_the_fast_path():
+    for pattern in ("conftest.py", "docs/", "*.md", "README.*", "test_*.py", "*-examples/", ".github/workflows/",
+                    "tests/**/data/", "tests/**/*.json", "!requirements/**", "!docs/requirements*.txt",
+                    "*.generated.*", "**/a/b", "a/**/b/**/c"):
+        assert fast_pattern(pattern) is not None, pattern
+    for pattern in ("a?", "[ab].py", "\\*.py", "*", "**", "a/*", "a**b", "a/**/", "/**/a", "**/**/a", "a//b",
+                    "#a", "a b", "!!a"):
+        assert fast_pattern(pattern) is None, pattern
+
+
+def test_every_default_role_pattern_takes_the_fast_path():
+    # the point of the fast path: a hook run compiles no role regex
+    slow = [p for pats in roles.DEFAULT_PATTERNS.values() for p in pats if fast_pattern(p) is None]
+    assert slow == []
+
+
+def test_one_pattern_answers_as_pathspec_does():
+    rng = random.Random(14)
+    checked = fast = 0
+    while checked < 6000:
+        pattern = random_pattern(rng)
+        if not valid(pattern):
+            continue
+        fast += fast_pattern(pattern) is not None
+        matcher = Matcher(translate([pattern]), [pattern])
+        for _ in range(12):
+            path = random_path(rng)
+            expected = regex_only([pattern], path)
+            assert matcher.match(path) == expected, (pattern, path)
+            if fast_pattern(pattern) is not None and plain(path):
+                assert expected == reference([pattern], path), (pattern, path)
+        checked += 1
+    assert fast > checked // 4  # the generator exercises the fast path, not only the fallback
+
+
+def test_pattern_lists_answer_as_pathspec_does_last_match_wins():
+    rng = random.Random(1400)
+    for _ in range(2500):
+        patterns = [p for p in (random_pattern(rng) for _ in range(rng.randint(1, 7))) if valid(p)]
+        if not patterns:
+            continue
+        matcher = Matcher(translate(patterns), patterns)
+        all_fast = all(fast_pattern(p) is not None for p in patterns)
+        for _ in range(10):
+            path = random_path(rng)
+            expected = regex_only(patterns, path)
+            assert matcher.match(path) == expected, (patterns, path)
+            if all_fast and plain(path):
+                assert expected == reference(patterns, path), (patterns, path)
+
+
+@pytest.mark.parametrize("path", ["tests/data/x.py", "pkg/tests/unit/fixtures/a.json", "tests/models/w.json",
+                                  "docs/requirements-dev.txt", "requirements/dev.txt", "docs/index.md",
+                                  "a/node_modules/b.js", "x_pb2.py", "lib/yarn.lock", "ui/app.min.js",
+                                  "a/b.generated.ts", "typing-examples/x.py", ".github/workflows/ci.yml",
+                                  "src/.github/workflows/ci.yml", "tests", "src/tests.py", "README",
+                                  "doc/README.rst", "docs", "a//docs/x", "/docs/x", "docs/x/", "docs/x\n"])
+def test_default_role_lists_answer_as_pathspec_does(path):
+    for patterns in roles.DEFAULT_PATTERNS.values():
+        expected = regex_only(patterns, path)
+        assert Matcher(translate(patterns), patterns).match(path) == expected
+        if plain(path):
+            assert expected == reference(patterns, path)
+
+
+def test_no_regex_is_compiled_when_the_fast_path_answers():
+    globs._compile.cache_clear()
+    patterns = roles.DEFAULT_PATTERNS[roles.FIXTURE]
+    matcher = Matcher(translate(patterns), patterns)
+    assert matcher.match("tests/unit/data/x.py") and not matcher.match("src/app.py")
+    assert globs._compile.cache_info().currsize == 0
+    assert not matcher.match("src//app.py")  # a path only the regex answers exactly: compiled then
+    assert globs._compile.cache_info().currsize == 1
+
+
+def test_a_matcher_without_its_patterns_uses_the_regexes():
+    patterns = ("docs/", "!docs/requirements*.txt")
+    matcher = Matcher(translate(patterns))
+    assert matcher.match("docs/a.md") and not matcher.match("docs/requirements-dev.txt")
