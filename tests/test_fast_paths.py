@@ -180,6 +180,41 @@ def test_clean_runs_after_a_clean_run_leave_the_store_alone_but_findings_are_alw
         assert conn.execute("SELECT COUNT(*) FROM resolutions").fetchone()[0] == 1
 
 
+def test_a_failing_hook_run_compiles_no_glob_or_code_cue_and_records_its_run_beside_the_search(repo):
+    repo.write("tests/test_b.py", "try:\n    pass\nexcept:\n    pass\n")
+    repo.write("b.py", "try:\n    pass\nexcept:\n    pass\n")
+    repo.add("b.py", "tests/test_b.py")
+    code = ("import sys; sys.argv = ['sentinel', 'check']\n"
+            "from sentinel.cli import main\nrc = main()\n"
+            "from sentinel import globs\ntax = sys.modules.get('sentinel.memory.taxonomy')\n"
+            "print(rc, globs._compile.cache_info().currsize, tax is not None and len(tax._CODE))")
+    out = repo.run_python(code)
+    assert out.returncode == 0, out.stderr
+    # role patterns answered by string operations; the recall query's mechanisms asked of its text only
+    assert out.stdout.strip().splitlines()[-1] == "1 0 0"
+    assert "Experience memory" in out.stdout and "tests/test_b.py" in out.stdout
+    assert _runs(repo) == 1  # recorded by the store phase that ran while the cards were searched
+
+
+def test_background_work_keeps_its_deadline_from_its_start_and_hands_back_errors():
+    import threading
+
+    from sentinel.memory.store import Background, StoreUnavailable
+
+    go = threading.Event()
+    work = Background(lambda: "done" if go.wait(10) else "late")
+    go.set()
+    assert work.result(10.0) == "done"
+    slow = Background(lambda: time.sleep(5))
+    time.sleep(1.0)  # the caller's own work meanwhile
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable, match="the store did not answer within 1.5s"):
+        slow.result(1.5, "the store")
+    assert time.monotonic() - started < 1.2  # only what was left of its 1.5 s
+    with pytest.raises(ZeroDivisionError):
+        Background(lambda: 1 / 0).result(10.0)
+
+
 def test_another_writer_invalidates_the_note(repo):
     repo.write("a.py", "x = 1\n")
     repo.add("a.py")

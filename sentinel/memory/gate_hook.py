@@ -160,21 +160,45 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
         finally:
             store.close()
 
-    from sentinel.memory.store import StoreUnavailable, within
+    from sentinel.memory.store import Background, StoreUnavailable
 
+    seconds, what = _deadline(config, git_dir)
+    # The store phase is mostly waiting (a git process, SQLite's commit, the checkpoint at close: ~25 ms of a
+    # hook run, ~3 ms of CPU): it runs while this thread searches the cards, which need nothing from it.
+    _prepare_store(config, git_dir)
+    stored = Background(store_phase)
+    similar = None
     try:
-        patterns, notes, settled = within(store_phase, *_deadline(config, git_dir))
-    except StoreUnavailable as exc:
-        patterns, notes, settled = None, [f"memory skipped: {exc}"], False
-    except Exception as exc:  # a defect in the memory layer must not take the gate's verdict with it
-        patterns, notes, settled = None, [f"memory skipped: internal error {type(exc).__name__}: {exc}"], False
+        if groups:
+            similar = _similar_fixes(verdict, groups, config, root)
+    finally:  # the run is recorded (or given up on) before anything leaves this function
+        try:
+            patterns, notes, settled = stored.result(seconds, what)
+        except StoreUnavailable as exc:
+            patterns, notes, settled = None, [f"memory skipped: {exc}"], False
+        except Exception as exc:  # a defect in the memory layer must not take the gate's verdict with it
+            patterns, notes, settled = None, [f"memory skipped: internal error {type(exc).__name__}: {exc}"], False
     if groups:
-        recall(verdict, groups, sig_ids, patterns, config, root)
+        _add_groups(verdict, groups, sig_ids, patterns, similar)
     if notes:
         verdict.recall_note = "; ".join(dict.fromkeys(n for n in notes + [verdict.recall_note] if n))
     if note_path and patterns is not None:
         quiet.note_written(note_path, quiet_key, clean and settled)
     return verdict
+
+
+def _prepare_store(config, git_dir) -> None:
+    """Import what the store phase needs on this thread, before it starts: two threads importing at once
+    wait on each other's module locks, and the worker then only waits on git and SQLite."""
+    import hashlib  # noqa: F401 - content_digest
+
+    from sentinel.memory.location import store_target
+
+    try:
+        if store_target(config.memory, git_dir)[0] == "sqlite":
+            import sentinel.memory.store.sqlite  # noqa: F401
+    except (SentinelError, ImportError):
+        return  # the store phase reports it, as memory skipped
 
 
 def _deadline(config, git_dir) -> tuple[float, str]:
@@ -252,15 +276,24 @@ def recall(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: di
            root: str | None = None) -> None:
     """Add recall groups: similar past fixes, and the recurring patterns with the same signatures
     (`patterns`: by sig id, from the store; None when memory was skipped)."""
+    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root))
+
+
+def _similar_fixes(verdict: Verdict, groups, config, root: str | None = None) -> dict[str, list[SimilarFix]]:
+    """The similar past fixes of each group (rule), searched in group order."""
     search = _searcher(verdict, root)
+    return {rule: search(rule, findings, config) if search else [] for rule, findings in groups.items()}
+
+
+def _add_groups(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None,
+                similar: dict[str, list[SimilarFix]]) -> None:
     for rule, findings in groups.items():
         found = [patterns[s] for s in sig_ids[rule] if patterns and s in patterns][:3]
         recurring = [RecurringPattern(signature=p.signature, rule=p.rule, urgency=p.urgency, count=p.attempts,
                                       changes=p.changes, last_resolution=p.last_resolution) for p in found]
-        similar = search(rule, findings, config) if search else []
-        if similar or recurring:
+        if similar[rule] or recurring:
             verdict.recall.append(RecallGroup(rule=rule, title=findings[0].message[:160], finding_count=len(findings),
-                                              similar=similar, patterns=recurring))
+                                              similar=similar[rule], patterns=recurring))
 
 
 def _searcher(verdict: Verdict, root: str | None = None):

@@ -140,25 +140,42 @@ class RecordResult(Record):
     resolved: list[str] = factory(list)  # sig ids this run resolved
 
 
+class Background:
+    """`fn()` running on a worker thread from now on, while the caller does other work: the hook records its
+    run in the store (a git process, SQLite's commit and checkpoint: mostly waiting) while it searches the
+    cards. A worker that has not answered by its deadline is left to end on its own (its connection is
+    closed by it, or by the process's exit)."""
+
+    def __init__(self, fn, name: str = "sentinel-memory"):
+        import time
+
+        self._box: dict = {}
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._run, args=(fn,), name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self, fn) -> None:
+        try:
+            self._box["value"] = fn()
+        except BaseException as exc:  # handed to the caller
+            self._box["error"] = exc
+
+    def result(self, seconds: float, what: str = "the team database"):
+        """`fn`'s result, or StoreUnavailable when it has not answered `seconds` after it started."""
+        import time
+
+        self._thread.join(max(0.0, seconds - (time.monotonic() - self._started)))
+        if self._thread.is_alive():
+            raise StoreUnavailable(f"{what} did not answer within {seconds:.1f}s")
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box.get("value")
+
+
 def within(fn, seconds: float, what: str = "the team database"):
     """Run `fn()` on a worker thread; its result, or StoreUnavailable after `seconds` (the thread is left to
     end on its own: its connection is closed by it, or by the process's exit)."""
-    box: dict = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # handed to the caller
-            box["error"] = exc
-
-    t = threading.Thread(target=target, name="sentinel-memory", daemon=True)
-    t.start()
-    t.join(seconds)
-    if t.is_alive():
-        raise StoreUnavailable(f"{what} did not answer within {seconds:.1f}s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+    return Background(fn).result(seconds, what)
 
 
 def urgency(changes: int) -> str:
