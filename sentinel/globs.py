@@ -106,6 +106,8 @@ def _star_match(pieces: tuple[str, ...], name: str) -> bool:
 
 def fast_pattern(pattern: str) -> tuple[FastPattern, bool] | None:
     """(the pattern's string-operation form, include?) for the shapes it covers, else None (use the regex)."""
+    if not isinstance(pattern, str):
+        return None
     include = not pattern.startswith("!")
     body = pattern if include else pattern[1:]
     dir_only = body.endswith("/")
@@ -129,6 +131,9 @@ def fast_pattern(pattern: str) -> tuple[FastPattern, bool] | None:
             if not segments or segments[-1] is _ANY:
                 return None
             segments.append(_ANY)
+            continue
+        if seg == "*" and len(raw) > 1:
+            segments.append(("", ""))  # one whole (non-empty) component
             continue
         if not seg or not _PLAIN.issuperset(seg.replace("*", "")) or "**" in seg or seg.strip("*") == "":
             return None
@@ -157,18 +162,27 @@ class Matcher:
     excludes. A path string operations cannot answer exactly (see :func:`_components`) uses the regex of
     every pattern."""
 
-    __slots__ = ("_translated", "_fast", "_slow", "_negations", "_regex", "_include", "_slow_regex",
-                 "_slow_include")
+    __slots__ = ("_translated", "_patterns", "_includes", "_fast", "_slow", "_negations", "_regex", "_include",
+                 "_slow_regex", "_slow_include")
 
-    def __init__(self, translated: Translated | list, patterns: list[str] | tuple[str, ...] | None = None):
-        self._translated = tuple((src, bool(inc)) for src, inc in translated)
-        self._negations = not all(inc for _, inc in self._translated)
+    def __init__(self, translated: Translated | list | None, patterns: list[str] | tuple[str, ...] | None = None):
+        """`translated` None: every pattern has a string-operation form (see :func:`matcher_for`), and the
+        patterns are translated (pathspec, ~20 ms to import) only if a path needs the regexes."""
+        self._patterns = tuple(patterns) if patterns is not None else None
+        if translated is None:
+            fast = [fast_pattern(p) for p in self._patterns]
+            self._translated = None
+            self._includes = tuple(found[1] for found in fast)
+        else:
+            self._translated = tuple((src, bool(inc)) for src, inc in translated)
+            self._includes = tuple(inc for _, inc in self._translated)
+            fast = [fast_pattern(p) for p in patterns] if patterns is not None and len(patterns) == len(
+                self._translated) else [None] * len(self._translated)
+        self._negations = not all(self._includes)
         self._fast: list[tuple[int, FastPattern]] = []  # (index, pattern), last first
         self._slow: list[int] = []  # indexes of the patterns only the regex answers
-        fast = [fast_pattern(p) for p in patterns] if patterns is not None and len(patterns) == len(
-            self._translated) else [None] * len(self._translated)
         for i, found in enumerate(fast):
-            if found is not None and found[1] == self._translated[i][1]:
+            if found is not None and found[1] == self._includes[i]:
                 self._fast.append((i, found[0]))
             else:
                 self._slow.append(i)
@@ -179,13 +193,18 @@ class Matcher:
         self._slow_include: dict[str, int] | None = None  # group name -> pattern index
 
     def __bool__(self) -> bool:
-        return bool(self._translated)
+        return bool(self._includes)
+
+    def _sources(self) -> Translated:
+        if self._translated is None:
+            self._translated = translate(self._patterns)
+        return self._translated
 
     def _compile(self) -> re.Pattern:
         if not self._negations:
-            self._regex = _compile("|".join(f"(?:{src})" for src, _ in self._translated))
+            self._regex = _compile("|".join(f"(?:{src})" for src, _ in self._sources()))
         else:
-            last_first = list(enumerate(self._translated))[::-1]
+            last_first = list(enumerate(self._sources()))[::-1]
             self._include = {f"_p{i}": inc for i, (_, inc) in last_first}
             self._regex = _compile("|".join(f"(?P<_p{i}>{src})" for i, (src, _) in last_first))
         return self._regex
@@ -193,7 +212,7 @@ class Matcher:
     def _compile_slow(self) -> re.Pattern:
         last_first = self._slow[::-1]
         self._slow_include = {f"_p{i}": i for i in last_first}
-        self._slow_regex = _compile("|".join(f"(?P<_p{i}>{self._translated[i][0]})" for i in last_first))
+        self._slow_regex = _compile("|".join(f"(?P<_p{i}>{self._sources()[i][0]})" for i in last_first))
         return self._slow_regex
 
     def _last_slow(self, path: str) -> int:
@@ -202,7 +221,7 @@ class Matcher:
         return -1 if m is None else self._slow_include[m.lastgroup]
 
     def match(self, path: str) -> bool:
-        if not self._translated:
+        if not self._includes:
             return False
         parts = _components(path) if self._fast else None
         if parts is None:
@@ -219,7 +238,7 @@ class Matcher:
             return True
         if self._slow and self._slow[-1] > last:
             last = max(last, self._last_slow(path))
-        return last >= 0 and self._translated[last][1]
+        return last >= 0 and self._includes[last]
 
 
 @lru_cache(maxsize=512)
@@ -229,7 +248,10 @@ def _compile(source: str) -> re.Pattern:
 
 @lru_cache(maxsize=256)
 def matcher_for(patterns: tuple[str, ...]) -> Matcher:
-    """A matcher for patterns that were not translated ahead of time (API callers, defaults)."""
+    """A matcher for patterns that were not translated ahead of time (API callers, a linter's per-file ignores):
+    patterns string operations answer need no translation, and no pathspec import, until a path needs it."""
+    if patterns and all(fast_pattern(p) is not None for p in patterns):
+        return Matcher(None, patterns)
     return Matcher(translate(patterns), patterns)
 
 

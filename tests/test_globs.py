@@ -4,6 +4,8 @@ give pathspec's own answers, pattern by pattern and for whole lists (the last ma
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import pathspec
 import pytest
@@ -72,9 +74,9 @@ def valid(pattern: str) -> bool:
 def test_common_shapes_take_the_fast_path():
     for pattern in ("conftest.py", "docs/", "*.md", "README.*", "test_*.py", "*-examples/", ".github/workflows/",
                     "tests/**/data/", "tests/**/*.json", "!requirements/**", "!docs/requirements*.txt",
-                    "*.generated.*", "**/a/b", "a/**/b/**/c"):
+                    "*.generated.*", "**/a/b", "a/**/b/**/c", "tests/*", "*/docs/*.py", "/a/*"):
         assert fast_pattern(pattern) is not None, pattern
-    for pattern in ("a?", "[ab].py", "\\*.py", "*", "**", "a/*", "a**b", "a/**/", "/**/a", "**/**/a", "a//b",
+    for pattern in ("a?", "[ab].py", "\\*.py", "*", "*/", "/*", "**", "a**b", "a/**/", "/**/a", "**/**/a", "a//b",
                     "#a", "a b", "!!a"):
         assert fast_pattern(pattern) is None, pattern
 
@@ -91,6 +93,7 @@ def test_one_pattern_answers_as_pathspec_does():
     while checked < 6000:
         pattern = random_pattern(rng)
         if not valid(pattern):
+            assert fast_pattern(pattern) is None, pattern  # what pathspec rejects never skips its check
             continue
         fast += fast_pattern(pattern) is not None
         matcher = Matcher(translate([pattern]), [pattern])
@@ -142,6 +145,28 @@ def test_no_regex_is_compiled_when_the_fast_path_answers():
     assert globs._compile.cache_info().currsize == 0
     assert not matcher.match("src//app.py")  # a path only the regex answers exactly: compiled then
     assert globs._compile.cache_info().currsize == 1
+
+
+def test_patterns_not_translated_ahead_need_no_pathspec_until_a_path_needs_the_regex():
+    code = ("import sys\nfrom sentinel.globs import matches\n"
+            "print(matches('tests/a.py', ['tests/*.py', '!docs/']), matches('a.py', ['tests/*.py']),"
+            " 'pathspec' in sys.modules, matches('tests/a.py/', ['tests/*.py']), 'pathspec' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False", "False", "True", "True"]
+    with pytest.raises(ValueError, match="empty pattern"):
+        globs.matcher_for(("a", " "))
+
+
+def test_a_lazily_translated_matcher_answers_as_a_translated_one():
+    rng = random.Random(7)
+    for _ in range(1500):
+        patterns = tuple(p for p in (random_pattern(rng) for _ in range(rng.randint(1, 5))) if valid(p))
+        if not patterns or any(fast_pattern(p) is None for p in patterns):
+            continue
+        lazy, eager = Matcher(None, patterns), Matcher(translate(patterns), patterns)
+        for _ in range(8):
+            path = random_path(rng)
+            assert lazy.match(path) == eager.match(path) == regex_only(patterns, path), (patterns, path)
 
 
 def test_a_matcher_without_its_patterns_uses_the_regexes():
