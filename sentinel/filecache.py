@@ -75,14 +75,8 @@ def load(cache_dir: str | None, name: str, salt: str, files: dict[str, bytes | N
 
 
 def _sha256():
-    # CPython's own SHA-256 module: importing hashlib loads OpenSSL, ~2.5 ms of a ~90 ms hook run.
-    try:
-        from _sha2 import sha256  # Python 3.12+
-    except ImportError:
-        try:
-            from _sha256 import sha256  # Python 3.10, 3.11
-        except ImportError:
-            from hashlib import sha256
+    from sentinel.digest import sha256  # CPython's own SHA-256: importing hashlib loads OpenSSL
+
     return sha256()
 
 

@@ -92,7 +92,7 @@ def test_the_hook_path_imports_neither_dataclasses_nor_pydantic(repo):
     code = ("import sys; sys.argv = ['sentinel', 'check']\n"
             "from sentinel.cli import main\nrc = main()\n"
             "print(rc, sorted(m for m in ('argparse', 'dataclasses', 'pydantic', 'tomllib', 'sqlite3', 'unidiff', "
-            "'libcst', 'mcp', 'sentinel.fix', 'sentinel.mcp') if m in sys.modules))")
+            "'libcst', 'mcp', 'sentinel.fix', 'sentinel.mcp', 'hashlib') if m in sys.modules))")
     first = repo.run_python(code)
     assert first.returncode == 0, first.stderr
     # The first run parses the config files, translates the path patterns (pathspec, which brings dataclasses)
@@ -100,6 +100,19 @@ def test_the_hook_path_imports_neither_dataclasses_nor_pydantic(repo):
     assert first.stdout.strip().splitlines()[-1] == "0 ['dataclasses', 'sqlite3', 'tomllib']"
     again = repo.run_python(code)
     assert again.stdout.strip().splitlines()[-1] == "0 []"  # a clean run after a clean run
+
+
+def test_digests_without_openssl_are_sha256():
+    import hashlib
+
+    from sentinel.digest import sha256
+
+    for data in (b"", b"abc", bytes(range(256)) * 300):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+        h = sha256()
+        h.update(data[:7])
+        h.update(data[7:])
+        assert h.digest() == hashlib.sha256(data).digest()
 
 
 def test_bare_check_skips_argparse_with_the_parsers_own_defaults():

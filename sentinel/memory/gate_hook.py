@@ -67,9 +67,9 @@ def _ref(change) -> str:
 def content_digest(changeset) -> str:
     """The attempt's content: every file's path, status and changed lines. The same staged content gives the
     same digest, so re-running the gate on it is one attempt."""
-    import hashlib
+    from sentinel.digest import sha256
 
-    h = hashlib.sha256()
+    h = sha256()
     for f in sorted(changeset.files, key=lambda f: f.path):
         h.update(f"\0F{f.path}\0{f.old_path or ''}\0{f.status.value}\0{int(f.is_binary)}".encode(
             "utf-8", "surrogateescape"))
@@ -120,10 +120,10 @@ def _quiet_path(config, git_dir: str | None) -> str | None:
         return where
     if not git_dir:
         return None
-    import hashlib
+    from sentinel.digest import sha256
 
     # Nothing is ever written at this path, so the note is trusted until this clone records a run again.
-    return os.path.join(git_dir, "sentinel", "team-" + hashlib.sha256(where.encode()).hexdigest()[:16])
+    return os.path.join(git_dir, "sentinel", "team-" + sha256(where.encode()).hexdigest()[:16])
 
 
 def after_run(change, config, verdict: Verdict) -> Verdict:
@@ -190,8 +190,7 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
 def _prepare_store(config, git_dir) -> None:
     """Import what the store phase needs on this thread, before it starts: two threads importing at once
     wait on each other's module locks, and the worker then only waits on git and SQLite."""
-    import hashlib  # noqa: F401 - content_digest
-
+    import sentinel.digest  # noqa: F401 - content_digest
     from sentinel.memory.location import store_target
 
     try:

@@ -14,7 +14,6 @@ The reference tracker made two mistakes we test against: every test failure coll
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 
@@ -141,4 +140,6 @@ def signature(rule: str, message: str, code: str = "") -> str:
 
 
 def signature_id(sig: str) -> str:
-    return hashlib.sha256(sig.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    from sentinel.digest import sha256
+
+    return sha256(sig.encode("utf-8", "surrogateescape")).hexdigest()[:16]

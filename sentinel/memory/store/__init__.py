@@ -19,7 +19,6 @@ This module imports no database driver: the hook imports it on every failing run
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 
@@ -72,7 +71,9 @@ class RunRecord(Record):
         """The attempt's identity: project, change and content. Writes are idempotent on it."""
         digest = self.content_digest or os.urandom(16).hex()
         raw = "\0".join((self.project, self.change, digest))
-        return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+        from sentinel.digest import sha256
+
+        return sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 class Occurrence(Record):
