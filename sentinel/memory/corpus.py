@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from sentinel.record import Record, factory
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 SOURCE_ROOT = PACKAGE_DIR.parent
@@ -22,14 +23,13 @@ SOURCE_CARDS_DIR = SOURCE_ROOT / "memory" / "cards"
 SHIPPED_INDEX_DIR = PACKAGE_DIR / "data" / "memory"
 
 
-@dataclass
-class Entry:
+class Entry(Record):
     """One line of a card file: the parsed card or why it could not be parsed, and its problems."""
 
     path: str
     line: int
     raw: Any = None
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = factory(list)
 
     @property
     def card_id(self) -> str:

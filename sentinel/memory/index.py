@@ -41,16 +41,24 @@ import os
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from sentinel.memory.codemap import norm_path
 from sentinel.memory.corpus import SHIPPED_INDEX_DIR
+from sentinel.memory.hits import (
+    Preview,
+    SearchResults,
+    provenance_of,
+    query_embedder,
+    source_of,
+    top_signals,
+)
 from sentinel.memory.text import tokenize
+from sentinel.record import Record, factory
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FORMAT = 3
 CARDS_FILE = "cards.bin"
@@ -67,61 +75,10 @@ class IndexMissing(Exception):
     """No index where one was expected."""
 
 
-PROJECT_SOURCES = frozenset({"learned", "imported"})
-
-
-@dataclass
-class Preview:
-    """One search hit: enough to decide whether to browse the card.
-
-    score: calibrated relevance in [0, 1] (absolute: comparable across queries and indexes); cosine and bm25 are
-    the raw signals; source is "project" for cards learned from or imported into this project, else "bundled";
-    provenance says where the fix comes from; matched lists the query's exact signals the card carries."""
-
-    id: str
-    score: float
-    problem_summary: str
-    top_signals: list[str]
-    cosine: float | None = None
-    bm25: float = 0.0
-    language: str = ""
-    source: str = "bundled"
-    provenance: dict = field(default_factory=dict)
-    matched: dict = field(default_factory=dict)
-    coverage: float = 0.0
-    features: dict = field(default_factory=dict)  # the calibrated model's inputs, for explanation and fitting
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-class SearchResults(list):
-    """list[Preview] plus how it was produced: mode 'hybrid' or 'lexical', a note when degraded or empty, the
-    threshold applied and the query's exact signals."""
-
-    def __init__(self, items=(), mode: str = "hybrid", note: str | None = None, model: str | None = None,
-                 candidates: int = 0, min_score: float = 0.0, signals: Any = None, below_threshold: int = 0):
-        super().__init__(items)
-        self.mode = mode
-        self.note = note
-        self.model = model
-        self.candidates = candidates
-        self.min_score = min_score
-        self.signals = signals
-        self.below_threshold = below_threshold
-
-    def to_json(self) -> dict:
-        return {"mode": self.mode, "note": self.note, "model": self.model, "min_score": self.min_score,
-                "below_threshold": self.below_threshold,
-                "signals": self.signals.to_json() if self.signals is not None else None,
-                "results": [p.to_json() for p in self]}
-
-
-@dataclass
-class BuildReport:
+class BuildReport(Record):
     path: str
     count: int
-    skipped: list[tuple[str, str, list[str]]] = field(default_factory=list)  # (where, id, problems)
+    skipped: list[tuple[str, str, list[str]]] = factory(list)  # (where, id, problems)
     model: str | None = None
     note: str | None = None
     seconds: float = 0.0
@@ -147,6 +104,8 @@ def _lexical_terms(card) -> list[str]:
 
 
 def _csr(rows: dict[str, list[int]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    import numpy as np
+
     keys = sorted(rows)
     indptr = np.zeros(len(keys) + 1, dtype=np.int64)
     for i, k in enumerate(keys):
@@ -164,6 +123,8 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
     timings, when given, receives the seconds spent in each phase. codemap: the project's code map
     (sentinel.memory.codemap), stored beside a learned index so queries can point at the cards' files.
     """
+    import numpy as np
+
     from sentinel.memory.cards import CHECKLIST_VERSION, parse_card
 
     timings = {} if timings is None else timings
@@ -361,6 +322,8 @@ def build(config: Any = None, root: str | None = None, cards: list[str] | None =
 
 def _principal_axes(vecs: np.ndarray) -> np.ndarray:
     """Orthonormal basis of the vectors' principal axes, by decreasing variance, with a fixed sign per axis."""
+    import numpy as np
+
     dim = vecs.shape[1]
     if len(vecs) < 2:
         return np.eye(dim, dtype=np.float32)
@@ -398,7 +361,19 @@ class MemoryIndex:
         self._lock = threading.Lock()
         self._cache: dict[str, Any] = {}
 
+    def _arr(self, name: str):
+        """The array `name` read without numpy (sentinel.memory.npyfile): for lookups and the small scorer."""
+        key = "raw:" + name
+        arr = self._cache.get(key)
+        if arr is None:
+            from sentinel.memory import npyfile
+
+            arr = self._cache[key] = npyfile.load(self.path / f"{name}.npy")
+        return arr
+
     def _npy(self, name: str) -> np.ndarray:
+        import numpy as np
+
         arr = self._cache.get(name)
         if arr is None:
             file = self.path / f"{name}.npy"
@@ -444,6 +419,8 @@ class MemoryIndex:
         return self._npy("vectors")
 
     def rotate(self, qvec: np.ndarray) -> np.ndarray:
+        import numpy as np
+
         if not (self.path / "rotation.npy").is_file():
             return qvec
         return np.ascontiguousarray(qvec @ self._npy("rotation"), dtype=np.float32)
@@ -453,6 +430,8 @@ class MemoryIndex:
         """(rows, cosine_of): the n best rows by cosine among allowed, and a function giving the exact cosine of
         any rows. qvec is already rotated. Large indexes rank a coarse head-dimension scan first and score only
         its RERANK best rows exactly, unless exact."""
+        import numpy as np
+
         head_dims = self.meta.get("head_dims")
         vectors = self.vectors
         pool_size = self.count if allowed is None else allowed.size
@@ -478,7 +457,7 @@ class MemoryIndex:
         """Cards by row from cards.bin (one open, one seek and one decompression per card)."""
         import zlib
 
-        offsets = self._npy("offsets")
+        offsets = self._arr("offsets").data
         out = []
         with open(self.path / CARDS_FILE, "rb") as fh:
             for row in rows:
@@ -494,6 +473,8 @@ class MemoryIndex:
 
     def bm25(self, terms: list[str]) -> np.ndarray:
         """BM25 of every card for the (deduplicated) query terms."""
+        import numpy as np
+
         vocab = self.vocab
         ids = sorted({vocab[t] for t in terms if t in vocab})
         if not ids:
@@ -513,29 +494,33 @@ class MemoryIndex:
         i = self.vocab.get(term)
         if i is None:
             return 0
-        indptr = self._npy("post_indptr")
-        return int(indptr[i + 1] - indptr[i])
+        indptr = self._arr("post_indptr").data
+        return indptr[i + 1] - indptr[i]
 
     def bm25_bound(self, terms: list[str]) -> float:
-        """The most BM25 any card could score for these query terms: each distinct known term's best posting
-        weight, plus, for each term no card has, the weight of a term found in a single card (an unknown word is
-        part of what the query says, and no card says it)."""
-        vocab = self.vocab
-        distinct = set(terms)
-        known = sorted({vocab[t] for t in distinct if t in vocab})
-        unknown = len(distinct) - len(known)
-        bound = float(self._npy("term_max")[known].sum()) if known else 0.0
-        if unknown:
-            n = max(self.count, 1)
-            bound += unknown * float(np.log(1.0 + (n - 0.5) / 1.5))
-        return bound
+        from sentinel.memory.search_small import bm25_bound
 
-    def facet_rows(self, key: str) -> np.ndarray:
+        return bm25_bound(self, terms)
+
+    def facet_list(self, key: str) -> memoryview:
+        """The rows (ascending) of the cards with a facet key, read without numpy."""
+        i = self._facet_index().get(key)
+        if i is None:
+            return memoryview(b"").cast("i")
+        indptr = self._arr("facet_indptr").data
+        return self._arr("facet_docs").data[indptr[i]:indptr[i + 1]]
+
+    def _facet_index(self) -> dict[str, int]:
         keys = self._cache.get("facet_index")
         if keys is None:
             keys = {k: i for i, k in enumerate(self._lines("facet_keys.txt"))}
             self._cache["facet_index"] = keys
-        i = keys.get(key)
+        return keys
+
+    def facet_rows(self, key: str) -> np.ndarray:
+        import numpy as np
+
+        i = self._facet_index().get(key)
         if i is None:
             return np.zeros(0, dtype=np.int32)
         indptr = self._npy("facet_indptr")
@@ -543,6 +528,8 @@ class MemoryIndex:
 
     def filter_mask(self, language: str | None = None, tag: str | None = None,
                     rule: str | None = None) -> np.ndarray | None:
+        import numpy as np
+
         mask = None
         if language:
             langs = self.meta.get("languages", [])
@@ -558,6 +545,8 @@ class MemoryIndex:
 def iter_card_file(path: str | Path):
     """The cards of an index's cards.bin, in order (the offsets beside it say where each one ends)."""
     import zlib
+
+    import numpy as np
 
     path = Path(path)
     offsets = np.load(path.with_name("offsets.npy"))
@@ -617,52 +606,38 @@ def load_index(path: str | Path | None = None, root: str | None = None) -> Memor
 def _matvec(matrix: np.ndarray, vec: np.ndarray) -> np.ndarray:
     """matrix @ vec without BLAS threads: for one query vector a single SIMD pass is as fast as a BLAS call on
     an idle machine, and much faster when the cores are busy (threaded BLAS spins waiting for its helpers)."""
+    import numpy as np
+
     return np.einsum("ij,j->i", matrix, vec)
 
 
 def _top(scores: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray:
-    """Rows of the k best scores (unordered), restricted to allowed rows when given."""
+    """Rows of the k best scores (unordered), restricted to allowed rows when given; ties at the k-th score go
+    to the lower rows (as in sentinel.memory.search_small), never to whichever a partition left in front."""
+    import numpy as np
+
     if allowed is not None:
         if allowed.size <= k:
             return allowed
-        sub = scores[allowed]
-        return allowed[np.argpartition(-sub, k - 1)[:k]]
+        return allowed[_top_positions(scores[allowed], k)]
     if scores.size <= k:
         return np.arange(scores.size)
-    return np.argpartition(-scores, k - 1)[:k]
+    return _top_positions(scores, k)
 
 
-@lru_cache(maxsize=65536)
-def _terms_of(text: str) -> frozenset[str]:
-    return frozenset(tokenize(text))
+def _top_positions(scores: np.ndarray, k: int) -> np.ndarray:
+    import numpy as np
 
-
-def _top_signals(signals: list[str], query_terms: set[str], n: int = 4) -> list[str]:
-    """The card's signals that share the most terms with the query (ties keep the card's order)."""
-    overlaps = [len(_terms_of(s) & query_terms) for s in signals]
-    ranked = sorted(range(len(signals)), key=lambda i: (-overlaps[i], i))
-    return [signals[i] for i in ranked[:n]]
-
-
-def _query_embedder(index: MemoryIndex, config: Any) -> tuple[Any, str | None]:
-    """The embedder for a query, or (None, why not)."""
-    if not index.has_vectors:
-        return None, "the index has no vectors (built without an embedder)"
-    from sentinel.embeddings import EmbedderUnavailable, get_embedder
-
-    try:
-        emb = get_embedder(getattr(config, "embeddings", None))
-    except EmbedderUnavailable as exc:
-        return None, f"embedder unavailable: {exc.reason}; fix: {exc.fix}"
-    if emb.name != index.meta.get("model"):
-        return None, (f"configured embedder {emb.name} differs from the index's {index.meta.get('model')} "
-                      "(run: sentinel memory build-index)")
-    return emb, None
+    kth = np.partition(scores, scores.size - k)[scores.size - k]
+    above = np.flatnonzero(scores > kth)
+    return np.concatenate((above, np.flatnonzero(scores == kth)[:k - above.size]))
 
 
 def _exact_matches(idx: MemoryIndex, signals, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                                             dict[int, dict]]:
     """Per candidate: identifiers matched (count), exception matched, mechanism matched; and what matched."""
+    import numpy as np
+
     pos = {int(r): j for j, r in enumerate(cand)}
     ident = np.zeros(cand.size, dtype=np.float64)
     exc = np.zeros(cand.size, dtype=np.float64)
@@ -695,6 +670,8 @@ def _exact_matches(idx: MemoryIndex, signals, cand: np.ndarray) -> tuple[np.ndar
 def _sorted_union(*arrays: np.ndarray) -> np.ndarray:
     """np.union1d of a few small index arrays, without np.unique: its first call imports numpy.ma
     (~10 ms of every failing hook run that recalls)."""
+    import numpy as np
+
     out: set[int] = set()
     for a in arrays:
         out.update(a.tolist())
@@ -702,58 +679,17 @@ def _sorted_union(*arrays: np.ndarray) -> np.ndarray:
 
 
 def _exact_pool(idx: MemoryIndex, signals, allowed: np.ndarray | None, limit: int) -> np.ndarray:
-    rows = [idx.facet_rows(f"ident:{n}") for n in signals.identifiers]
-    rows = [r for r in rows if 0 < r.size <= max(3, idx.count // 10)]
+    import numpy as np
+
+    from sentinel.memory.search_small import identifier_rows
+
+    rows = [np.asarray(r, dtype=np.int64) for r in identifier_rows(idx, signals)]
     if not rows:
         return np.zeros(0, dtype=np.int64)
     pool = _sorted_union(*rows)
     if allowed is not None:
         pool = np.intersect1d(pool, allowed, assume_unique=True)
     return pool[:limit]
-
-
-def _specificity(idx: MemoryIndex, name: str) -> float:
-    """How much a name says, in [0, 1]: the idf of its rarest word among the cards, relative to a word no card
-    has. The project's everyday nouns ("request", "response") name the classes every report mentions; a
-    name the cards seldom use ("append_slash_redirect") points at its file."""
-    n = max(idx.count, 1)
-    top = float(np.log(1.0 + (n + 0.5) / 0.5))
-    words = tokenize(name.replace("_", " ")) or [name]
-    df = min(idx.doc_freq(w) for w in words)
-    return float(np.log(1.0 + (n - df + 0.5) / (df + 0.5))) / top
-
-
-def _area_rows(idx: MemoryIndex, query: str, signals) -> dict[int, float] | None:
-    """{row: area} for the cards whose fix touched a file the query's names point at through the project's
-    code map (sentinel.memory.codemap): over the query's names the project defines, the mean of each name's
-    specificity times the share of its defining files the card's fix touched — one specific name pointing at
-    one file counts more than many everyday words spread over many; None when the index has no code map."""
-    cmap = idx.codemap
-    if not cmap:
-        return None
-    from sentinel.memory.codemap import file_votes, query_names
-
-    voting = [n for n in query_names(query, signals.identifiers) if cmap.get(n)]
-    votes = file_votes(cmap, voting, {n: _specificity(idx, n) for n in voting})
-    total = len(voting)
-    rows: dict[int, float] = {}
-    for path, vote in votes.items():
-        for r in idx.facet_rows(f"file:{path}").tolist():
-            rows[r] = rows.get(r, 0.0) + vote / total
-    return rows
-
-
-def provenance_of(card: dict) -> dict:
-    prov = card.get("provenance", {})
-    refs = prov.get("references") or []
-    return {k: v for k, v in (("kind", prov.get("source")), ("repository", prov.get("repository")),
-                              ("commit", prov.get("commit")), ("record_id", prov.get("record_id")),
-                              ("date", prov.get("date")), ("url", prov.get("url") or (refs[0] if refs else None)))
-            if v}
-
-
-def source_of(card: dict) -> str:
-    return "project" if card.get("provenance", {}).get("source") in PROJECT_SOURCES else "bundled"
 
 
 def search(query: str, k: int = 10, language: str | None = None, tag: str | None = None,
@@ -765,8 +701,10 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
     min_score: hits below it are dropped (None: config memory.min_score, else the default threshold; 0 shows
     every candidate). signals: the query's exact signals (QuerySignals); inferred from the text when None.
     Without a usable vector model the search is lexical only and says so (results.mode, results.note).
+    A small index is searched in pure Python (sentinel.memory.search_small: same results, no numpy import).
     """
-    from sentinel.memory.scoring import DEFAULT_MIN_SCORE, load_calibration, query_signals
+    from sentinel.memory import search_small
+    from sentinel.memory.scoring import DEFAULT_MIN_SCORE
 
     idx = index if index is not None else load_index(root=root)
     mem_cfg = getattr(config, "memory", None)
@@ -774,6 +712,29 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
         min_score = float(getattr(mem_cfg, "min_score", DEFAULT_MIN_SCORE))
     w_e = float(getattr(mem_cfg, "embedding_weight", 0.5))
     k = max(1, int(k))
+    if search_small.is_small(idx) and not _FORCE_DENSE:
+        try:
+            return search_small.search(idx, query, k, language, tag, rule, config=config, candidates=candidates,
+                                       min_score=min_score, w_e=w_e, signals=signals)
+        except search_small.NeedsDense:
+            pass
+    return _search_dense(idx, query, k, language, tag, rule, config=config, candidates=candidates, exact=exact,
+                         min_score=min_score, w_e=w_e, signals=signals)
+
+
+# Tests and benchmarks set this to compare the dense scorer with the small one on the same index.
+_FORCE_DENSE = False
+
+
+def _search_dense(idx: MemoryIndex, query: str, k: int, language: str | None, tag: str | None, rule: str | None,
+                  *, config: Any, candidates: int | None, exact: bool, min_score: float, w_e: float,
+                  signals: Any) -> SearchResults:
+    """search() with numpy: every card's BM25 and cosine as arrays (large indexes: a coarse scan first)."""
+    import numpy as np
+
+    from sentinel.memory.scoring import load_calibration, query_signals
+    from sentinel.memory.search_small import area_rows
+
     terms = tokenize(query)
     qs = signals if signals is not None else query_signals(query)
     allowed = None
@@ -786,14 +747,14 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
                                  model=idx.meta.get("model"), min_score=min_score, signals=qs)
     lex = idx.bm25(terms)
     bound = idx.bm25_bound(terms)
-    emb, why_not = (None, "embedding_weight is 0") if w_e <= 0 else _query_embedder(idx, config)
+    emb, why_not = (None, "embedding_weight is 0") if w_e <= 0 else query_embedder(idx, config)
     n_cand = candidates or max(50, 5 * k)
 
     lex_pool = np.flatnonzero(lex > 0)
     if allowed is not None:
         lex_pool = np.intersect1d(lex_pool, allowed, assume_unique=True)
     exact_pool = _exact_pool(idx, qs, allowed, n_cand)
-    area_rows = _area_rows(idx, query, qs)
+    areas = area_rows(idx, query, qs)
     if emb is not None:
         qvec = idx.rotate(emb.encode([query])[0])
         cand, cosine_of = idx.cosine_candidates(qvec, n_cand, allowed, exact=exact)
@@ -806,8 +767,8 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
         cand = _sorted_union(cand, _top(lex, n_cand, lex_pool))
     if exact_pool.size:
         cand = _sorted_union(cand, exact_pool)
-    if area_rows:
-        pool = np.fromiter(sorted(area_rows, key=lambda r: (-area_rows[r], r))[:n_cand], dtype=np.int64)
+    if areas:
+        pool = np.fromiter(sorted(areas, key=lambda r: (-areas[r], r))[:n_cand], dtype=np.int64)
         if allowed is not None:
             pool = np.intersect1d(pool, allowed)
         cand = _sorted_union(cand, pool)
@@ -819,10 +780,10 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
     c_lex = lex[cand]
     c_cos = cosine_of(cand) if cosine_of is not None else None
     ident, exc, mech, matched = _exact_matches(idx, qs, cand)
-    coverage = np.clip(c_lex / bound, 0.0, 1.0) if bound > 0 else np.zeros(cand.size)
+    coverage = np.clip(c_lex.astype(np.float64) / bound, 0.0, 1.0) if bound > 0 else np.zeros(cand.size)
     feats = {"coverage": coverage, "identifiers": ident, "exception": exc, "mechanism": mech}
-    if area_rows is not None:
-        feats["area"] = np.minimum(np.fromiter((area_rows.get(int(r), 0.0) for r in cand), dtype=np.float64,
+    if areas is not None:
+        feats["area"] = np.minimum(np.fromiter((areas.get(int(r), 0.0) for r in cand), dtype=np.float64,
                                                count=cand.size), 1.0)
     if c_cos is not None:
         feats["cosine"] = np.asarray(c_cos, dtype=np.float64)
@@ -835,7 +796,7 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
     for j, card in zip(order, idx.cards([int(cand[j]) for j in order])):
         out.append(Preview(
             id=card["id"], score=round(float(score[j]), 4), problem_summary=card["problem_summary"],
-            top_signals=_top_signals(card.get("signals", []), qterms),
+            top_signals=top_signals(card.get("signals", []), qterms),
             cosine=None if c_cos is None else round(float(c_cos[j]), 4), bm25=round(float(c_lex[j]), 4),
             language=card.get("tags", {}).get("language", ""), source=source_of(card),
             provenance=provenance_of(card), matched=matched.get(int(j), {}),

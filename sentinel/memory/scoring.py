@@ -25,10 +25,12 @@ query's fix changed.
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from sentinel.record import Record, factory
 
 CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "data" / "memory-calibration.json"
 FEATURES = ("cosine", "coverage", "identifiers", "exception", "mechanism", "area")
@@ -49,13 +51,12 @@ _NOT_EXC = frozenset({"error", "exception", "warning", "exit", "interrupt", "any
                       "mirror", "errors"})
 
 
-@dataclass
-class QuerySignals:
+class QuerySignals(Record):
     """What a query says exactly: identifiers, exception types and the mechanisms it points at."""
 
-    identifiers: list[str] = field(default_factory=list)
-    exceptions: list[str] = field(default_factory=list)
-    mechanisms: list[str] = field(default_factory=list)
+    identifiers: list[str] = factory(list)
+    exceptions: list[str] = factory(list)
+    mechanisms: list[str] = factory(list)
 
     def to_json(self) -> dict:
         return {"identifiers": self.identifiers, "exceptions": self.exceptions, "mechanisms": self.mechanisms}
@@ -86,8 +87,7 @@ def query_signals(text: str, extra_identifiers: list[str] | None = None,
     return QuerySignals(identifiers=idents[:20], exceptions=excs[:6], mechanisms=mechs)
 
 
-@dataclass(frozen=True)
-class Calibration:
+class Calibration(Record, frozen=True):
     hybrid: dict
     lexical: dict
     fitted_on: tuple[str, ...] = ()
@@ -102,6 +102,17 @@ class Calibration:
             if name in feats:
                 z += float(w) * np.asarray(feats[name], dtype=np.float64)
         return 1.0 / (1.0 + np.exp(-z))
+
+    def probabilities(self, feats: dict[str, list[float]], lexical: bool) -> list[float]:
+        """probability() over lists, without numpy (the small scorer): the same sums in the same order."""
+        model = self.lexical if lexical else self.hybrid
+        z = [float(model["intercept"])] * len(next(iter(feats.values())))
+        for name, w in model["coef"].items():
+            if name in feats:
+                w = float(w)
+                z = [a + w * b for a, b in zip(z, feats[name])]
+        # exp(-z) overflows a float below z = -709: the probability is 0 there, as numpy's inf gives
+        return [1.0 / (1.0 + math.exp(-v)) if v > -700 else 0.0 for v in z]
 
 
 @lru_cache(maxsize=4)

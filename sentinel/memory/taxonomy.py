@@ -13,11 +13,10 @@ and returns the tags that clear a threshold, strongest first. Pure Python, no nu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from sentinel.record import Record
 
 
-@dataclass(frozen=True)
-class Mechanism:
+class Mechanism(Record, frozen=True):
     tag: str
     label: str
     description: str

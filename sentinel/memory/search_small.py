@@ -1,0 +1,274 @@
+"""Search of a small index in pure Python: the same results as the dense (numpy) scorer, without numpy's import.
+
+A failing pre-commit hook recalls similar past fixes from the bundled index (a few thousand cards) and the
+project's learned index (hundreds to thousands). Importing numpy costs ~65 ms of a ~200 ms hook run, more than
+scoring a few thousand cards in pure Python: BM25 walks only the query terms' postings, the cosine of the query
+with each card is a C-level sum of products over the card's row of the mapped vectors file, and everything after
+candidate selection (about a hundred cards) is per candidate anyway. Indexes above SMALL_MAX_CARDS are searched
+by the dense scorer (sentinel.memory.index), whose full scan is cheaper than Python's there.
+
+Both scorers compute the same thing (tests/test_search_small.py compares them query by query on the bundled
+index and on a learned one): BM25 is accumulated in float32 as numpy does, bit for bit; cosines are computed in
+float64 where numpy sums float32 (they agree to ~1e-7); ties at a candidate cut go to the lower row in both.
+"""
+
+from __future__ import annotations
+
+import array
+import heapq
+import math
+import struct
+from operator import mul
+from typing import Any
+
+from sentinel.memory.hits import Preview, SearchResults, provenance_of, query_embedder, source_of, top_signals
+from sentinel.memory.text import tokenize
+
+# Above this many cards the dense scorer's full scan beats a pure-Python one even counting numpy's import
+# (a pure cosine costs ~7 us per card of 256 dimensions; numpy's import ~65 ms).
+SMALL_MAX_CARDS = 10_000
+
+
+class NeedsDense(Exception):
+    """This query needs the dense scorer (an embedder without a pure single-text path)."""
+
+
+def is_small(idx: Any) -> bool:
+    return idx.count <= SMALL_MAX_CARDS
+
+
+def top_rows(score, rows, k: int) -> list[int]:
+    """The k rows of `rows` (ascending) with the best `score[row]`, best first; ties go to the lower row (the
+    selection is stable on the ascending rows)."""
+    return heapq.nlargest(k, rows, key=score.__getitem__)
+
+
+def bm25(idx: Any, terms: list[str]) -> tuple[array.array, list[int]]:
+    """(BM25 of every card, accumulated in float32 in term-id order exactly as the dense scorer does; the rows
+    with a posting of a query term, ascending)."""
+    vocab = idx.vocab
+    ids = sorted({vocab[t] for t in terms if t in vocab})
+    acc = array.array("f", bytes(4 * idx.count))
+    if not ids:
+        return acc, []
+    indptr = idx._arr("post_indptr").data
+    docs = idx._arr("post_docs").data
+    weights = idx._arr("post_weights").data
+    touched: set[int] = set()
+    for i in ids:
+        a, b = indptr[i], indptr[i + 1]
+        rows = docs[a:b]
+        for r, w in zip(rows, weights[a:b]):
+            acc[r] += w  # float32 + float32 rounded back to float32: numpy's float32 add
+        touched.update(rows)
+    return acc, sorted(touched)
+
+
+def bm25_bound(idx: Any, terms: list[str]) -> float:
+    """The most BM25 any card could score for these query terms: each distinct known term's best posting
+    weight, plus, for each term no card has, the weight of a term found in a single card (an unknown word is
+    part of what the query says, and no card says it)."""
+    vocab = idx.vocab
+    distinct = set(terms)
+    known = sorted({vocab[t] for t in distinct if t in vocab})
+    unknown = len(distinct) - len(known)
+    term_max = idx._arr("term_max").data
+    bound = math.fsum(term_max[i] for i in known)
+    if unknown:
+        n = max(idx.count, 1)
+        bound += unknown * math.log(1.0 + (n - 0.5) / 1.5)
+    return bound
+
+
+def filter_rows(idx: Any, language: str | None = None, tag: str | None = None,
+                rule: str | None = None) -> list[int] | None:
+    """The rows (ascending) the filters allow, or None without filters."""
+    allowed: set[int] | None = None
+    if language:
+        langs = idx.meta.get("languages", [])
+        code = langs.index(language.lower()) if language.lower() in langs else -1
+        allowed = {r for r, c in enumerate(idx._arr("lang").data) if c == code}
+    for key in ([f"tag:{tag.lower()}"] if tag else []) + ([f"rule:{rule.upper()}"] if rule else []):
+        rows = set(idx.facet_list(key))
+        allowed = rows if allowed is None else allowed & rows
+    return None if allowed is None else sorted(allowed)
+
+
+def specificity(idx: Any, name: str) -> float:
+    """How much a name says, in [0, 1]: the idf of its rarest word among the cards, relative to a word no card
+    has. The project's everyday nouns ("request", "response") name the classes every report mentions; a
+    name the cards seldom use ("append_slash_redirect") points at its file."""
+    n = max(idx.count, 1)
+    top = math.log(1.0 + (n + 0.5) / 0.5)
+    words = tokenize(name.replace("_", " ")) or [name]
+    df = min(idx.doc_freq(w) for w in words)
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5)) / top
+
+
+def area_rows(idx: Any, query: str, signals) -> dict[int, float] | None:
+    """{row: area} for the cards whose fix touched a file the query's names point at through the project's
+    code map (sentinel.memory.codemap): over the query's names the project defines, the mean of each name's
+    specificity times the share of its defining files the card's fix touched — one specific name pointing at
+    one file counts more than many everyday words spread over many; None when the index has no code map."""
+    cmap = idx.codemap
+    if not cmap:
+        return None
+    from sentinel.memory.codemap import file_votes, query_names
+
+    voting = [n for n in query_names(query, signals.identifiers) if cmap.get(n)]
+    votes = file_votes(cmap, voting, {n: specificity(idx, n) for n in voting})
+    total = len(voting)
+    rows: dict[int, float] = {}
+    for path, vote in votes.items():
+        for r in idx.facet_list(f"file:{path}").tolist():
+            rows[r] = rows.get(r, 0.0) + vote / total
+    return rows
+
+
+def identifier_rows(idx: Any, signals) -> list[list[int]]:
+    """Per query identifier the cards carrying it — only identifiers that identify something (a name a tenth of
+    the cards carry identifies nothing)."""
+    out = []
+    for name in signals.identifiers:
+        rows = idx.facet_list(f"ident:{name}")
+        if 0 < len(rows) <= max(3, idx.count // 10):
+            out.append(rows.tolist())
+    return out
+
+
+def exact_matches(idx: Any, signals, cand: list[int]) -> tuple[list[float], list[float], list[float],
+                                                                dict[int, dict]]:
+    """Per candidate: identifiers matched (count, capped), exception matched, mechanism matched; and, by
+    candidate position, what matched."""
+    from sentinel.memory.scoring import IDENT_CAP
+
+    pos = {r: j for j, r in enumerate(cand)}
+    ident = [0.0] * len(cand)
+    exc = [0.0] * len(cand)
+    mech = [0.0] * len(cand)
+    matched: dict[int, dict] = {}
+
+    def mark(rows, arr, kind, value):
+        for r in rows:
+            j = pos.get(r)
+            if j is not None:
+                arr[j] += 1
+                matched.setdefault(j, {}).setdefault(kind, []).append(value)
+
+    for name in signals.identifiers:
+        rows = idx.facet_list(f"ident:{name}")
+        if len(rows) and len(rows) <= max(3, idx.count // 10):
+            mark(rows, ident, "identifiers", name)
+    for name in signals.exceptions:
+        mark(idx.facet_list(f"exc:{name.lower()}"), exc, "exceptions", name)
+    for tag in signals.mechanisms:
+        mark(idx.facet_list(f"mech:{tag}"), mech, "mechanisms", tag)
+    return [min(v, IDENT_CAP) for v in ident], [min(v, 1) for v in exc], [min(v, 1) for v in mech], matched
+
+
+def _rotated(idx: Any, qvec: list[float]) -> list[float]:
+    """The query in the index's rotated space (its principal axes): component j is the query's dot product
+    with column j of the rotation."""
+    if not (idx.path / "rotation.npy").is_file():
+        return qvec
+    rot = idx._arr("rotation")
+    return [sum(map(mul, rot.column(j), qvec)) for j in range(rot.shape[1])]
+
+
+def cosines(idx: Any, emb: Any, query: str) -> list[float] | None:
+    """Cosine of the query with every card's unit vector (the vectors are rotated, so is the query), or None
+    when the embedder has no pure single-text encoder. The last few queries' cosines are kept on the index:
+    recall searches one query twice (cards of the finding's rule, then every card)."""
+    memo = idx._cache.setdefault("small-cosines", {})
+    key = (emb.name, query)
+    hit = memo.get(key)
+    if hit is None:
+        qvec = emb.encode_one(query)
+        if qvec is None:
+            return None
+        qvec = tuple(_rotated(idx, qvec))
+        neg = tuple(-v for v in qvec)
+        vectors = idx._arr("vectors")
+        rows = struct.Struct(f"{vectors.shape[1]}f").iter_unpack(vectors.data)  # each row a tuple of floats, in C
+        dist = math.dist
+        # q.v = (|v + q|^2 - |v - q|^2) / 4: math.dist is a C loop over tuples of floats (with extended
+        # precision), faster than sum(map(mul, ...)) over the row
+        hit = [(dist(row, neg) ** 2 - dist(row, qvec) ** 2) * 0.25 for row in rows]
+        if len(memo) >= 4:
+            memo.pop(next(iter(memo)))
+        memo[key] = hit
+    return hit
+
+
+def search(idx: Any, query: str, k: int, language: str | None, tag: str | None, rule: str | None, *,
+           config: Any, candidates: int | None, min_score: float, w_e: float, signals: Any) -> SearchResults:
+    """sentinel.memory.index.search for a small index (the caller has resolved min_score and the embedding
+    weight). Raises NeedsDense when the query must go to the dense scorer."""
+    from sentinel.memory.scoring import load_calibration, query_signals
+
+    terms = tokenize(query)
+    qs = signals if signals is not None else query_signals(query)
+    empty_mode = "hybrid" if idx.has_vectors else "lexical"
+    allowed = filter_rows(idx, language, tag, rule)
+    if allowed is not None and not allowed:
+        return SearchResults([], mode=empty_mode, note="no card matches the filters", model=idx.meta.get("model"),
+                             min_score=min_score, signals=qs)
+    allowed_set = set(allowed) if allowed is not None else None
+    lex, lex_pool = bm25(idx, terms)
+    bound = bm25_bound(idx, terms)
+    emb, why_not = (None, "embedding_weight is 0") if w_e <= 0 else query_embedder(idx, config)
+    n_cand = candidates or max(50, 5 * k)
+    lex_pool = [r for r in lex_pool if lex[r] > 0 and (allowed_set is None or r in allowed_set)]
+    ident_rows = identifier_rows(idx, qs)
+    exact_pool = sorted({r for rows in ident_rows for r in rows if allowed_set is None or r in allowed_set})[:n_cand]
+    areas = area_rows(idx, query, qs)
+    cand_set: set[int] = set()
+    cos: Any = None
+    if emb is not None:
+        cos = cosines(idx, emb, query)
+        if cos is None:
+            raise NeedsDense(f"{emb.name} has no pure single-text encoder")
+        cand_set.update(top_rows(cos, allowed if allowed is not None else range(len(cos)), n_cand))
+        mode, note, model = "hybrid", None, emb.name
+    else:
+        mode, model = "lexical", None
+        note = f"lexical only: {why_not}"
+    if lex_pool:
+        cand_set.update(top_rows(lex, lex_pool, n_cand))
+    cand_set.update(exact_pool)
+    if areas:
+        pool = sorted(areas, key=lambda r: (-areas[r], r))[:n_cand]
+        cand_set.update(r for r in pool if allowed_set is None or r in allowed_set)
+    cand = sorted(cand_set)
+    if not cand:
+        if emb is None:
+            note += "; no card shares a term with the query"
+        return SearchResults([], mode=mode, note=note, model=model, min_score=min_score, signals=qs)
+    c_lex = [lex[r] for r in cand]
+    c_cos = [cos[r] for r in cand] if cos is not None else None
+    ident, exc, mech, matched = exact_matches(idx, qs, cand)
+    coverage = [min(max(v / bound, 0.0), 1.0) for v in c_lex] if bound > 0 else [0.0] * len(cand)
+    feats: dict[str, list[float]] = {"coverage": coverage, "identifiers": ident, "exception": exc, "mechanism": mech}
+    if areas is not None:
+        feats["area"] = [min(areas.get(r, 0.0), 1.0) for r in cand]
+    if c_cos is not None:
+        feats["cosine"] = c_cos
+    score = load_calibration().probabilities(feats, lexical=c_cos is None)
+    keep = [j for j in range(len(cand)) if score[j] >= min_score] if min_score > 0 else list(range(len(cand)))
+    below = len(cand) - len(keep)
+    order = sorted(keep, key=lambda j: (-score[j], cand[j]))[:k]
+    qterms = set(terms)
+    out = []
+    for j, card in zip(order, idx.cards([cand[j] for j in order])):
+        out.append(Preview(
+            id=card["id"], score=round(score[j], 4), problem_summary=card["problem_summary"],
+            top_signals=top_signals(card.get("signals", []), qterms),
+            cosine=None if c_cos is None else round(c_cos[j], 4), bm25=round(c_lex[j], 4),
+            language=card.get("tags", {}).get("language", ""), source=source_of(card),
+            provenance=provenance_of(card), matched=matched.get(j, {}), coverage=round(coverage[j], 4),
+            features={name: round(v[j], 4) for name, v in feats.items()}))
+    if not out and below:
+        extra = f"no similar past fix: {below} candidate(s) scored below the threshold {min_score:g}"
+        note = f"{note}; {extra}" if note else extra
+    return SearchResults(out, mode=mode, note=note, model=model, candidates=len(cand), min_score=min_score,
+                         signals=qs, below_threshold=below)
