@@ -33,6 +33,9 @@ def test_npy_reader_reads_what_numpy_writes(tmp_path, dtype, shape):
     np.save(tmp_path / "a.npy", arr)
     got = npyfile.load(tmp_path / "a.npy")
     assert got.shape == shape and got.data.tolist() == arr.ravel().tolist()
+    if len(shape) == 2:
+        assert [got.row(i).tolist() for i in range(shape[0])] == arr.tolist()
+        assert [got.column(j).tolist() for j in range(shape[1])] == arr.T.tolist()
 
 
 def test_npy_reader_reads_fortran_order_and_version_2(tmp_path):
@@ -54,6 +57,7 @@ def test_npy_reader_reads_fortran_order_and_version_2(tmp_path):
     lambda p: np.save(p, np.zeros(3, dtype=">f4")),  # big-endian
     lambda p: np.save(p, np.array(["a", "b"])),  # strings
     lambda p: (np.save(p, np.zeros(4, dtype=np.float32)), p.write_bytes(p.read_bytes()[:-4])),  # truncated
+    lambda p: p.write_bytes(b"\x93NUMPY\x02\x00" + (1 << 30).to_bytes(4, "little") + b"{"),  # absurd header
 ])
 def test_npy_reader_refuses_what_it_cannot_read_naming_the_file(tmp_path, make):
     path = tmp_path / "bad.npy"

@@ -21,6 +21,7 @@ MAGIC = b"\x93NUMPY"
 # numpy dtype descr -> memoryview format (native sizes; the data length is checked against them)
 _FORMATS = {"<i8": "q", "<i4": "i", "<u2": "H", "<f4": "f", "<f8": "d", "|i1": "b", "|u1": "B", "|b1": "?"}
 MAP_ABOVE = 1 << 16  # larger files are mapped: a query reads a few pages of them
+MAX_HEADER = 1 << 16
 
 
 class NpyArray:
@@ -65,6 +66,8 @@ def load(path: str | Path) -> NpyArray:
         hlen, start = int.from_bytes(raw[8:12], "little"), 12
     else:
         raise ValueError(f"{path}: unsupported .npy version {major}")
+    if hlen > MAX_HEADER:  # numpy itself refuses headers above 10,000 bytes unless told otherwise
+        raise ValueError(f"{path}: a .npy header of {hlen} bytes")
     try:
         header = ast.literal_eval(bytes(raw[start:start + hlen]).decode("latin-1"))
         descr, fortran, shape = header["descr"], header["fortran_order"], tuple(int(d) for d in header["shape"])
