@@ -7,11 +7,11 @@ is still reported.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import Counter
 
+from sentinel.digest import sha256  # CPython's own SHA-256: hashlib would load OpenSSL
 from sentinel.errors import InputError
 from sentinel.models import Finding
 
@@ -20,7 +20,7 @@ VERSION = 1
 
 def fingerprint(f: Finding) -> str:
     code = " ".join(f.code.split()) if f.code else f.message
-    return hashlib.sha256(f"{f.rule}\0{f.path}\0{code}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return sha256(f"{f.rule}\0{f.path}\0{code}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def write(path: str, findings: list[Finding]) -> int:

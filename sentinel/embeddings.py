@@ -19,7 +19,6 @@ imports numpy only in encode.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import operator
@@ -29,6 +28,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sentinel.digest import sha256  # CPython's own SHA-256: hashlib would load OpenSSL
 from sentinel.wordpiece import UnsupportedTokenizer
 
 if TYPE_CHECKING:
@@ -287,7 +287,7 @@ def get_embedder(cfg: EmbeddingsConfig | None = None) -> Embedder:
 
 def _fingerprint(path: Path) -> str:
     """Short identity of a model directory: its config and the size of its weights (no 8 MB hash at load)."""
-    h = hashlib.sha256()
+    h = sha256()
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         p = path / name
         if p.is_file():

@@ -23,11 +23,12 @@ when that package is installed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
 from pathlib import Path
+
+from sentinel.digest import sha256  # CPython's own SHA-256: hashlib would load OpenSSL
 
 # Rust's char::is_whitespace (the Unicode White_Space property), which `tokenizers` uses. Python's
 # str.isspace() also counts U+001C..U+001F, which are control characters there.
@@ -58,7 +59,7 @@ def write_vocab_list(tokenizer_json: str | Path) -> Path | None:
     if [vocab[t] for t in tokens] != list(range(len(tokens))) or any("\n" in t for t in tokens):
         return None
     data["model"] = {k: v for k, v in data["model"].items() if k != "vocab"}
-    head = json.dumps({"source_sha256": hashlib.sha256(raw).hexdigest(), "tokenizer": data}, ensure_ascii=False,
+    head = json.dumps({"source_sha256": sha256(raw).hexdigest(), "tokenizer": data}, ensure_ascii=False,
                       sort_keys=True)
     out = path.with_name(VOCAB_LIST)
     out.write_text(head + "\n" + "".join(t + "\n" for t in tokens), encoding="utf-8")
@@ -117,7 +118,7 @@ class WordPieceTokenizer:
         raw = path.read_bytes()
         listed = path.with_name(VOCAB_LIST)
         if listed.is_file():
-            tok = cls._from_vocab_list(listed, hashlib.sha256(raw).hexdigest())
+            tok = cls._from_vocab_list(listed, sha256(raw).hexdigest())
             if tok is not None:
                 return tok
         return cls.from_json(json.loads(raw))

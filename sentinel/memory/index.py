@@ -35,7 +35,6 @@ benchmarks/memory_bench.py (search(..., exact=True) forces the full scan).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -44,6 +43,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sentinel.digest import sha256  # CPython's own SHA-256: hashlib would load OpenSSL
 from sentinel.memory.codemap import norm_path
 from sentinel.memory.corpus import SHIPPED_INDEX_DIR
 from sentinel.memory.hits import (
@@ -93,7 +93,7 @@ def _canonical(card: dict) -> bytes:
 
 def corpus_digest(cards: list[dict]) -> str:
     """sha256 of the cards' canonical JSON lines: the identity of an index's content."""
-    h = hashlib.sha256()
+    h = sha256()
     for card in cards:
         h.update(_canonical(card))
     return h.hexdigest()
@@ -147,7 +147,7 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
 
     # cards + offsets: canonical JSON (sorted keys) so identical corpora give identical bytes
     offsets = np.zeros(n + 1, dtype=np.int64)
-    digest = hashlib.sha256()
+    digest = sha256()
     import zlib
 
     with open(tmp / CARDS_FILE, "wb") as fh:
