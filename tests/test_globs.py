@@ -169,6 +169,19 @@ def test_a_lazily_translated_matcher_answers_as_a_translated_one():
             assert lazy.match(path) == eager.match(path) == regex_only(patterns, path), (patterns, path)
 
 
+def test_a_config_translates_only_the_lists_string_operations_cannot_answer():
+    from sentinel.config import ConfigError, validate
+
+    cfg = validate({"exclude": ["build/", "*.min.js"], "roles": {"fixture": ["data?/", "golden/"]}}, "test")
+    assert list(cfg.compiled_globs) == ["data?/\0golden/"]  # the defaults and `exclude` need no regex
+    assert cfg.matcher(cfg.exclude).match("a/build/x.py") and not cfg.matcher(cfg.exclude).match("builds/x.py")
+    resolve = roles.RoleResolver(cfg).by_path
+    assert resolve("pkg/data1/x.py") == "fixture" and resolve("pkg/golden/x.py") == "fixture"
+    assert resolve("tests/test_a.py") == "test" and resolve("docs/requirements-dev.txt") is None
+    with pytest.raises(ConfigError, match="exclude"):
+        validate({"exclude": ["a/**/", "["]}, "test")
+
+
 def test_a_matcher_without_its_patterns_uses_the_regexes():
     patterns = ("docs/", "!docs/requirements*.txt")
     matcher = Matcher(translate(patterns))

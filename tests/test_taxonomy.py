@@ -6,7 +6,11 @@ from __future__ import annotations
 import random
 import re
 import sys
-from re import _parser
+
+try:
+    from re import _parser  # Python 3.11+
+except ImportError:  # Python 3.10
+    import sre_parse as _parser
 
 import pytest
 
