@@ -368,7 +368,7 @@ def _ignored_by_path(f: Finding, config: Config) -> bool:
 
 
 def _inline_suppressed(f: Finding, ctx: FileContext, rule) -> bool:
-    lexed = ctx.lexed
+    lexed = ctx.comment_lines
     comments = lexed.comments
     if not comments:
         return False

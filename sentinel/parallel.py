@@ -93,6 +93,7 @@ def analyse(modules: dict, contexts: list,
     phases = {name: FilePhase() for name in modules}
     parse_errors: list[tuple[str, str]] = []
     for ctx in contexts:
+        found = sum(len(phase.findings) for phase in phases.values()) if portable else 0
         for name, module in modules.items():
             phase = phases[name]
             if phase.error is not None:
@@ -106,6 +107,8 @@ def analyse(modules: dict, contexts: list,
         if ctx.language == "python" and ctx._parsed and ctx.parse_error:
             parse_errors.append((ctx.path, ctx.parse_error))
         if portable:
+            if sum(len(phase.findings) for phase in phases.values()) > found:
+                ctx.keep_comment_lines()  # what the inline suppressions of these findings read
             ctx.drop_views()
     return phases, parse_errors
 
@@ -274,15 +277,23 @@ def _raise_exit(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+def _analyse_part(modules: dict, part: list):
+    """`analyse` of a shard in a worker, and the comment lines it kept (by position in the shard)."""
+    phases, errors = analyse(modules, part, portable=True)
+    return phases, errors, [(i, ctx._comment_lines) for i, ctx in enumerate(part) if ctx._comment_lines is not None]
+
+
 def analyse_parallel(modules: dict, contexts: list, jobs: int) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
     """`analyse` over `jobs` processes, merged in file order."""
     # Several small shards per process, taken as processes free up: the cost of a file is only
     # roughly proportional to its size, and one process finishing early would idle a core.
     parts = shards(contexts, min(len(contexts), jobs * SHARDS_PER_JOB))
-    results = map_forked(lambda part: analyse(modules, part, portable=True), parts, workers=jobs, local_first=False)
+    results = map_forked(lambda part: _analyse_part(modules, part), parts, workers=jobs, local_first=False)
     merged = {name: FilePhase() for name in modules}
     parse_errors: list[tuple[str, str]] = []
-    for phases, errors in results:
+    for part, (phases, errors, comment_lines) in zip(parts, results):
+        for i, lines in comment_lines:
+            part[i]._comment_lines = lines  # the files with findings: their suppressions are read here
         for name, phase in phases.items():
             target = merged[name]
             target.seconds += phase.seconds

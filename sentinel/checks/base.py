@@ -48,6 +48,7 @@ class FileContext:
         self._parsed = False
         self._nodes: dict[type, list] | None = None
         self._parents: dict[int, ast.AST] | None = None
+        self._comment_lines: CommentLines | None = None
         # Per-file results a check computes once and reuses (keys prefixed by the check's name).
         self.memo: dict[str, object] = {}
 
@@ -113,6 +114,22 @@ class FileContext:
         return self._lexed
 
     @property
+    def comment_lines(self) -> Lexed | CommentLines:
+        """What inline suppressions read of the lexer's output: its comments and the lines inside a string."""
+        if self._lexed is None and self._comment_lines is not None:
+            return self._comment_lines
+        return self.lexed
+
+    def keep_comment_lines(self) -> CommentLines:
+        """Keep `comment_lines` past drop_views (lexing the file if it is not yet): the findings of a large
+        change are filtered where the change was built, after the process that analysed the file dropped its
+        views or sent this back, and lexing hundreds of files again there would run on one core."""
+        if self._comment_lines is None:
+            lexed = self.lexed
+            self._comment_lines = CommentLines(lexed.comments, lexed.string_inner)
+        return self._comment_lines
+
+    @property
     def tree(self) -> ast.AST | None:
         """The Python AST of the post-change file, or None when it does not parse."""
         if not self._parsed:
@@ -174,6 +191,22 @@ class FileContext:
 
     def path_matches(self, patterns: list[str]) -> bool:
         return path_matches(self.path, patterns)
+
+
+class CommentLines:
+    """A file's comments (line -> text) and the lines that begin inside a string literal, as the lexer found them."""
+
+    __slots__ = ("comments", "string_inner")
+
+    def __init__(self, comments: dict[int, str], string_inner: set[int]) -> None:
+        self.comments = comments
+        self.string_inner = string_inner
+
+    def __getstate__(self):
+        return self.comments, self.string_inner
+
+    def __setstate__(self, state) -> None:
+        self.comments, self.string_inner = state
 
 
 # Without the file's content the diff's lines stand in for it, at their line numbers, with blank

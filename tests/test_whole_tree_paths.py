@@ -1,0 +1,120 @@
+"""The cheaper paths a whole-tree run takes (first adoption: hundreds of thousands of added lines) find exactly
+what the plain paths find. Their speed is measured in benchmarks/bench_check.py, not asserted here."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sentinel.checks import chaos
+from sentinel.checks.base import FileContext
+from sentinel.config import Config
+from sentinel.models import FileChange, FileStatus, FilterMode
+
+# Fragments of every part of the secret-line gate (token prefixes, a password in a URL, an AWS secret name),
+# near misses of each, and line breaks: random lines made of them hit and miss every part, alone and together.
+_FRAGMENTS = ["AKIA", "ASIA", "ghp_", "gh_", "github_pat_", "xoxb-", "xox-", "AIza", "k_live_", "sk-ant-", "T3BlbkFJ",
+              "PRIVATE KEY", "glpat-", "gl-", "npm_", "pypi-AgEI", "hf_", "SG.", "hooks.slack", "shpat_", "dop_v1_",
+              "AGE-SECRET", "eyJ", "://", "://user:pw@", "://u@", "://a:b", "s3://x:y@h", "aws", "AWS", "Aws", "secret",
+              "SECRET", "SeCrEt", "aws_secret", "AWS_SECRET_ACCESS_KEY", "aws" + "x" * 45 + "secret", "İ", "ß", " ",
+              "x", "=", "'", "\n", "\n", "\n", "\r\n", "\t", "#", "@", ":", "/"]
+
+
+def _ctx(text: str, status: FileStatus = FileStatus.ADDED, mode: FilterMode = FilterMode.ADDED) -> FileContext:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    fc = FileChange(path="app.py", old_path=None, status=status, language="python",
+                    added={i: ln for i, ln in enumerate(lines, 1) if status is FileStatus.ADDED or i % 3 == 0})
+    return FileContext(fc, Config(), mode, text)
+
+
+def _one_alternation(ctx: FileContext) -> list[int]:
+    return list(chaos._matching_lines(ctx, chaos._SECRET_LINE_GATE))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_secret_lines_scanned_by_part_are_the_lines_of_the_one_alternation(seed):
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_FRAGMENTS) for _ in range(rng.randrange(1, 400)))
+    for status, mode in ((FileStatus.ADDED, FilterMode.ADDED), (FileStatus.MODIFIED, FilterMode.ADDED),
+                         (FileStatus.MODIFIED, FilterMode.FILE)):
+        ctx = _ctx(text, status, mode)
+        assert chaos._secret_lines(ctx) == _one_alternation(ctx), (status, mode, text)
+
+
+def test_each_part_of_the_secret_gate_is_found_alone_in_a_whole_file():
+    filler = "x = 1\n" * 50
+    for line, expected in [("key = 'AKIA'\n", True), ("url = 'pg://u:pw@h/db'\n", True),
+                           ("AWS_SECRET_ACCESS_KEY = v\n", True), ("aws = 1; secret = 2\n", True),
+                           ("aws = 1\n" + "secret = 2\n", False), ("url = 'pg://host/db'\n", False)]:
+        ctx = _ctx(filler + line + filler)
+        assert chaos._secret_lines(ctx) == ([51] if expected else []), line
+        assert chaos._secret_lines(ctx) == _one_alternation(ctx)
+
+
+# --- inline suppressions of a change analysed on workers ------------------------------------------------------
+
+def _suppressions_diff(n: int) -> str:
+    from tests.conftest import new_file_diff
+
+    parts = []
+    for i in range(n):
+        if i % 5 == 0:  # suppressed on its own line
+            body = "def f(p):\n    try:\n        return g(p)\n    except:  # noqa: E722 - best effort\n        pass\n"
+        elif i % 5 == 1:  # not suppressed
+            body = "def f(p):\n    try:\n        return g(p)\n    except:\n        pass\n"
+        elif i % 5 == 2:  # the comment is about another rule
+            body = "def f(p):\n    try:\n        return g(p)\n    except:  # sentinel: ignore[SEN105]\n        pass\n"
+        else:
+            body = '"""Doc."""\n\n\ndef f(p):\n    return p\n'
+        parts.append(new_file_diff(f"pkg/mod_{i:03}.py", body))
+    return "".join(parts)
+
+
+def test_suppressions_of_findings_made_on_workers_are_read_without_lexing_again():
+    from sentinel import engine, parallel
+    from sentinel.checks import CHECK_MODULES, load_check
+    from sentinel.diffparse import parse_diff
+    from sentinel.lexer import lex
+    from sentinel.sources import Change
+
+    if not parallel.can_fork():
+        pytest.skip("no fork on this platform: analysis is always serial here")
+    text = _suppressions_diff(40)
+
+    def verdict(jobs):
+        return engine.run(Change(parse_diff(text), content_rev=None), Config(), engine.RunOptions(jobs=jobs))
+
+    one, three = verdict(1), verdict(3)
+    assert [(f.rule, f.path, f.line) for f in one.findings] == [(f.rule, f.path, f.line) for f in three.findings]
+    assert one.suppressed == three.suppressed == 8
+    assert {f.path for f in three.findings if f.rule == "SEN301"} == \
+        {f"pkg/mod_{i:03}.py" for i in range(40) if i % 5 in (1, 2)}
+
+    contexts, _ = engine.build_contexts(Change(parse_diff(text), content_rev=None), Config(), Config().filter_mode)
+    modules = {name: load_check(name) for name in CHECK_MODULES if hasattr(load_check(name), "check_file")}
+    phases, _ = parallel.analyse_parallel(modules, contexts, 3)
+    with_findings = {f.path for phase in phases.values() for f in phase.findings}
+    assert with_findings and all(ctx._lexed is None for ctx in contexts)  # nothing was lexed here
+    for ctx in contexts:
+        kept = ctx._comment_lines
+        assert (kept is not None) == (ctx.path in with_findings), ctx.path
+        if kept is not None:
+            lexed = lex(ctx.text, ctx.language)
+            assert (kept.comments, kept.string_inner) == (lexed.comments, lexed.string_inner)
+            assert ctx.comment_lines is kept
+    ctx = next(c for c in contexts if c._comment_lines is not None)
+    ctx.lexed  # once the full lexer output exists, it is what suppressions read
+    assert ctx.comment_lines is ctx._lexed
+
+
+def test_a_large_serial_run_keeps_the_comment_lines_of_files_with_findings():
+    from sentinel import parallel
+    from sentinel.checks import chaos
+
+    ctxs = [_ctx("try:\n    x()\nexcept:  # noqa\n    pass\n"), _ctx("x = 1  # a comment\n")]
+    parallel.analyse({"chaos": chaos}, ctxs, portable=True)
+    assert ctxs[0]._lexed is None and ctxs[0]._comment_lines.comments == {3: "# noqa"}
+    assert ctxs[1]._comment_lines is None
