@@ -194,24 +194,43 @@ def lex(text: str, language: str) -> Lexed:
         pos = end
 
     # The common case in one C-level scan; from the first literal that fails to close on, the
-    # linear-time search of _Syntax.tokens (see there) takes over.
+    # linear-time search of _Syntax.tokens (see there) takes over. A token on one line (nearly all of
+    # them) is taken right here, as `take` would: this loop runs once per comment and string of a file.
     kinds = syntax.groups
+    append, add_string_line = pieces.append, string_lines.add
     for m in syntax.pattern(_NONE_OFF).finditer(text):
         name = m.lastgroup
         if name == "u":
             for start, end, group in syntax.tokens(text, m.start()):
                 take(start, end, group)
             break
-        take(m.start(), m.end(), kinds[name])
+        start, end = m.span()
+        token = m.group()
+        if "\n" in token:
+            take(start, end, kinds[name])
+            continue
+        line += count("\n", pos, start)
+        append(text[pos:start])
+        if kinds[name] == "c":
+            comments[line] = token
+            append(" " * (end - start))
+        else:
+            add_string_line(line)
+            q = 3 if end - start >= 6 and token.startswith(_TRIPLE) else 1
+            append(token[:q] + " " * (end - start - 2 * q) + token[-q:])
+        pos = end
     pieces.append(text[pos:])
     masked = "".join(pieces)
     return Lexed(code=[""] + masked.split("\n"), comments=comments, string_lines=string_lines,
                  string_inner=string_inner)
 
 
+_TRIPLE = ('"""', "'''")
+
+
 def _blank_string(token: str, newlines: int) -> str:
     """Blank a literal's contents, keeping its quotes so code columns still line up."""
-    q = 3 if token.startswith(('"""', "'''")) and len(token) >= 6 else 1
+    q = 3 if token.startswith(_TRIPLE) and len(token) >= 6 else 1
     inner = token[q:-q]
     inner = _spaces(inner.split("\n")) if newlines else " " * len(inner)
     return token[:q] + inner + token[-q:]
