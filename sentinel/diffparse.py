@@ -24,6 +24,7 @@ memory for the lines kept and little else.
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from sentinel.errors import InputError
 from sentinel.languages import detect_language
@@ -264,7 +265,10 @@ class _Parser:
                     self.fail(f"expected {what}, got {_excerpt(raw)}")
                 minus = plus = None  # prose before the first section
             if self.in_hunk:
-                self._hunk_line(raw)
+                if self.old_left <= 0 and self.new_left > 1 and raw[:1] == "+":
+                    self._added_run(raw, lines)
+                else:
+                    self._hunk_line(raw)
             else:
                 minus = self._between(raw)
         if minus is not None and (self.sec is not None or self.files):
@@ -497,6 +501,35 @@ class _Parser:
         self.last_kind, self.last_cr = kind, cr
         if self.old_left <= 0 and self.new_left <= 0:
             self.in_hunk = False
+
+    def _added_run(self, first: str, lines) -> None:
+        """The rest of a hunk that only adds lines, `first` its next line: the lines it still announces are
+        taken from `lines` at once and, when each is a '+' line, stored in one step (a whole tree staged for
+        its first check is hundreds of thousands of them). Otherwise they go through _hunk_line one by one,
+        which stops at the same line with the same error: the hunk cannot end before its last line, since
+        no line but a '+' line counts on an all-added side."""
+        batch = [first]
+        batch.extend(islice(lines, self.new_left - 1))
+        if len(batch) != self.new_left or not all(raw[:1] == "+" for raw in batch):
+            self._hunk_line(first)
+            for raw in batch[1:]:
+                self.lineno += 1
+                self._hunk_line(raw)
+            return
+        fc = self.sec.fc
+        start = self.new_no
+        values = [raw[1:] for raw in batch]
+        crlf = [i for i, value in enumerate(values, start) if value[-1:] == "\r"]
+        if crlf:
+            for i in crlf:
+                values[i - start] = values[i - start][:-1]  # CRLF line endings (see _hunk_line)
+            fc.crlf_lines.update(crlf)
+        fc.added.update(zip(range(start, start + len(values)), values))
+        self.lineno += len(batch) - 1
+        self.new_no += len(batch)
+        self.new_left = 0
+        self.last_kind, self.last_cr = "+", bool(crlf) and crlf[-1] == start + len(values) - 1
+        self.in_hunk = False  # the old side is empty: the hunk is complete
 
     def _no_newline(self, raw: str) -> None:
         """'\\ No newline at end of file': the line before has no line ending, so a "\r" it ends with

@@ -118,3 +118,57 @@ def test_a_large_serial_run_keeps_the_comment_lines_of_files_with_findings():
     parallel.analyse({"chaos": chaos}, ctxs, portable=True)
     assert ctxs[0]._lexed is None and ctxs[0]._comment_lines.comments == {3: "# noqa"}
     assert ctxs[1]._comment_lines is None
+
+
+# --- the diff parser's run of added lines ---------------------------------------------------------------------
+
+def _line_by_line(self, first, lines):
+    """What the parser did before it took a run of added lines at once."""
+    self._hunk_line(first)
+
+
+_LINE_KINDS = ["+x", "+x", "+x", "+", "+y\r", "+\r", " c", "-r", "\\ No newline at end of file", "+\x1c", "+é", "z"]
+
+
+def _random_diff(rng: random.Random) -> str:
+    out = []
+    for i in range(rng.randrange(1, 5)):
+        n = rng.randrange(1, 12)
+        out.append(f"diff --git a/f{i}.py b/f{i}.py\nnew file mode 100644\n--- /dev/null\n+++ b/f{i}.py\n"
+                   f"@@ -0,0 +1,{n} @@\n")
+        count = n + rng.choice([0, 0, 0, 0, -1, 1, 2])  # as announced, or a line short or too many
+        for _ in range(max(0, count)):
+            out.append((rng.choice(_LINE_KINDS) if rng.random() < 0.08 else f"+line {rng.random()}") + "\n")
+        if rng.random() < 0.3:
+            out.append("\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _parse_or_error(text: str):
+    from sentinel.diffparse import parse_diff
+    from sentinel.errors import InputError
+
+    try:
+        files = parse_diff(text).files
+        return repr(files), [sorted(f.crlf_lines) for f in files]
+    except InputError as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_run_of_added_lines_parses_as_it_does_line_by_line(seed, monkeypatch):
+    from sentinel.diffparse import _Parser
+
+    rng = random.Random(seed)
+    diffs = [_random_diff(rng) for _ in range(40)]
+    fast = [_parse_or_error(d) for d in diffs]
+    monkeypatch.setattr(_Parser, "_added_run", _line_by_line)
+    assert fast == [_parse_or_error(d) for d in diffs]
+    assert any(isinstance(r, tuple) for r in fast) and any(isinstance(r, str) for r in fast)
+
+
+def test_a_run_of_added_lines_keeps_crlf_and_the_last_line_without_newline():
+    from sentinel.diffparse import parse_diff
+
+    fc = parse_diff("--- /dev/null\n+++ b/a.py\n@@ -0,0 +1,3 @@\n+a\r\n+b\n+c\r\n\\ No newline at end of file\n").files[0]
+    assert fc.added == {1: "a", 2: "b", 3: "c\r"} and fc.crlf_lines == {1}
