@@ -5,7 +5,7 @@ so a large change (first adoption with --all-files, a vendored tree, a big merge
 contiguous shards of files balanced by size, several per process, which forked workers take as
 they free up. Results come back in file order, so findings and the first error of a check are the
 same as in a serial run. A small change (every commit hook) never pays for a fork: below
-``MIN_LINES`` lines of content the run stays serial. ``map_forked`` also serves the diff parser.
+``MIN_LINES`` lines of content the run stays serial.
 
 Only where ``fork`` is the safe, cheap way to start a worker (Linux and other POSIX systems
 except macOS, whose system libraries are not fork-safe): elsewhere the run is serial.

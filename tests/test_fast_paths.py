@@ -18,7 +18,7 @@ from sentinel import engine, parallel
 from sentinel.checks import CHECK_MODULES
 from sentinel.checks.base import parent_map, walk
 from sentinel.config import Config, JailConfig, from_plain, load_config, to_plain
-from sentinel.diffparse import parse_diff, split_at_files
+from sentinel.diffparse import parse_diff
 from sentinel.models import Finding, Severity
 from sentinel.record import Record, factory
 from sentinel.record_schema import adapter as TypeAdapter
@@ -256,23 +256,6 @@ def _many_files_diff(n: int) -> str:
             "    except:\n        pass\n")
         parts.append(new_file_diff(f"pkg/mod_{i:03}.py", body))
     return "".join(parts)
-
-
-def test_split_at_files_cuts_only_at_file_sections():
-    text = _many_files_diff(40)
-    pieces = split_at_files(text, 3)
-    assert len(pieces) == 3 and "".join(pieces) == text
-    assert all(p.startswith("diff --git ") for p in pieces)
-
-
-def test_parallel_parse_equals_serial_parse(monkeypatch):
-    if not parallel.can_fork():
-        pytest.skip("no fork on this platform: parsing is always serial here")
-    text = _many_files_diff(60)
-    serial = parse_diff(text)
-    monkeypatch.setattr("sentinel.diffparse.PARALLEL_PARSE_BYTES", 1)
-    monkeypatch.setattr(parallel, "available_cpus", lambda: 3)
-    assert parse_diff(text) == serial
 
 
 def _verdict(text: str, jobs: int):

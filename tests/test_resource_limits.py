@@ -103,17 +103,17 @@ def test_one_wide_character_does_not_widen_the_whole_diff():
     assert "caf\udce9" in cs.files[0].added[6]
 
 
-def test_a_large_diff_cut_between_processes_parses_as_one_process_parses_it():
-    from sentinel.diffparse import PARALLEL_PARSE_BYTES, _parse_files
+def test_a_large_diff_parses_as_bytes_as_it_does_as_text():
+    from sentinel.diffparse import _parse_files
 
     body = _big_file(40_000)
     text = "".join(new_file_diff(f"pkg/m{i}.py", body.replace("value_7 ", f"value_7 \u00e9{i} ")) for i in range(4))
     data = text.encode()
-    assert len(data) > PARALLEL_PARSE_BYTES
+    assert len(data) > 4 * 2 ** 20  # several of the blocks bytes are decoded in
     serial = _parse_files(text, "test")
     for cs in (parse_diff(data, source="test"), parse_diff(text, source="test")):
         assert [(f.path, f.added, f.hunks) for f in cs.files] == [(f.path, f.added, f.hunks) for f in serial]
-    # A malformed line names the same line number, whichever process read it.
+    # A malformed line names the same line number, read from bytes or from text.
     broken = data.replace(b"+value_39000 = 39000", b"?value_39000 = 39000", 4)
     with pytest.raises(Exception) as one:
         parse_diff(broken, source="test")

@@ -162,6 +162,8 @@ def test_a_run_of_added_lines_parses_as_it_does_line_by_line(seed, monkeypatch):
     rng = random.Random(seed)
     diffs = [_random_diff(rng) for _ in range(40)]
     fast = [_parse_or_error(d) for d in diffs]
+    monkeypatch.setattr("sentinel.diffparse._RUN", 3)  # a hunk taken in several runs
+    assert [_parse_or_error(d) for d in diffs] == fast
     monkeypatch.setattr(_Parser, "_added_run", _line_by_line)
     assert fast == [_parse_or_error(d) for d in diffs]
     assert any(isinstance(r, tuple) for r in fast) and any(isinstance(r, str) for r in fast)
@@ -172,3 +174,28 @@ def test_a_run_of_added_lines_keeps_crlf_and_the_last_line_without_newline():
 
     fc = parse_diff("--- /dev/null\n+++ b/a.py\n@@ -0,0 +1,3 @@\n+a\r\n+b\n+c\r\n\\ No newline at end of file\n").files[0]
     assert fc.added == {1: "a", 2: "b", 3: "c\r"} and fc.crlf_lines == {1}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_surrogates_are_found_in_all_lines_at_once_as_line_by_line(seed):
+    from sentinel.diffparse import _has_surrogates
+
+    def line_by_line(lines):
+        for value in lines.values():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        return False
+
+    rng = random.Random(seed)
+    pieces = ["a", "é", "\U0001f600", "\udcff", "\ud83d", "\ude00", "\ud83d\ude00", " ", "\r"]
+    for _ in range(200):
+        lines = {i: "".join(rng.choice(pieces[:3] if rng.random() < 0.7 else pieces) for _ in range(rng.randrange(4)))
+                 for i in range(1, rng.randrange(1, 6))}
+        assert _has_surrogates(lines) == line_by_line(lines), lines
+    for where in (None, 1, 4096, 4097, 9999):  # lines of several blocks, one of them (or none) not UTF-8
+        many = {i: "x = 'caf\u00e9 \U0001f600'" if i % 7 else "" for i in range(1, 10_000)}
+        if where is not None:
+            many[where] = "caf\udce9"
+        assert _has_surrogates(many) == line_by_line(many) == (where is not None)
