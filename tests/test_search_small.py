@@ -142,6 +142,12 @@ def test_small_and_dense_scorers_agree_with_a_code_map_and_lexical_only(tmp_path
         _assert_same(*_both(lexical, q, k=8, config=Config()), q)
     assert any("area" in h.features and h.features["area"] > 0
                for h in search("parse_cookie drops the header value", index=learned, k=8, min_score=0.0))
+    # an index built before norms.npy existed: the cosine is taken with two distances a card
+    shutil.copytree(tmp_path / "learned", tmp_path / "older")
+    (tmp_path / "older" / "norms.npy").unlink()
+    older = load_index(tmp_path / "older")
+    for q in queries[::4]:
+        _assert_same(*_both(older, q, k=8, min_score=0.0, config=Config()), q)
 
 
 def test_a_model_the_pure_path_cannot_read_goes_to_the_dense_scorer(tmp_path):

@@ -11,6 +11,7 @@ index costs a few file reads, not a parse of the corpus):
     vectors.npy          float32 (n, dim) L2-normalised vectors of the default embedder (absent: lexical only),
                          rotated onto the corpus's principal axes (rotation.npy; cosines are unchanged)
     rotation.npy         float32 (dim, dim) orthonormal rotation applied to card and query vectors
+    norms.npy            float64 (n,) squared length of each stored vector (sentinel.memory.search_small)
     head.npy             large corpora only: the first head_dims rotated dimensions, contiguous, for the coarse
                          scan of approximate search (exact re-ranking of its best candidates uses vectors.npy)
     vocab.txt            BM25 terms, line i = term i
@@ -228,6 +229,8 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
         vecs = np.ascontiguousarray(vecs @ rotation, dtype=np.float32)
         np.save(tmp / "rotation.npy", rotation)
         np.save(tmp / "vectors.npy", vecs)
+        # each stored row's squared length, exact in float64: the small scorer's cosine is one distance a card
+        np.save(tmp / "norms.npy", np.einsum("ij,ij->i", vecs.astype(np.float64), vecs.astype(np.float64)))
         if n >= APPROX_MIN_CARDS and embedder.dim > HEAD_DIMS:
             head_dims = HEAD_DIMS
             np.save(tmp / "head.npy", np.ascontiguousarray(vecs[:, :head_dims]))

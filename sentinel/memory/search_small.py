@@ -187,13 +187,18 @@ def cosines(idx: Any, emb: Any, query: str) -> list[float] | None:
         if qvec is None:
             return None
         qvec = tuple(_rotated(idx, qvec))
-        neg = tuple(-v for v in qvec)
         vectors = idx._arr("vectors")
         rows = struct.Struct(f"{vectors.shape[1]}f").iter_unpack(vectors.data)  # each row a tuple of floats, in C
-        dist = math.dist
-        # q.v = (|v + q|^2 - |v - q|^2) / 4: math.dist is a C loop over tuples of floats (with extended
-        # precision), faster than sum(map(mul, ...)) over the row
-        hit = [(dist(row, neg) ** 2 - dist(row, qvec) ** 2) * 0.25 for row in rows]
+        dist = math.dist  # a C loop over two tuples of floats, in extended precision
+        if not any(qvec):  # a query without tokens: similarity 0 to everything, as in the dense scorer
+            hit = [0.0] * vectors.shape[0]
+        elif (idx.path / "norms.npy").is_file():
+            # q.v = (|q|^2 + |v|^2 - |v - q|^2) / 2 with each row's |v|^2 stored by the build: one distance a card
+            qq = math.fsum(v * v for v in qvec)
+            hit = [(qq + vv - dist(row, qvec) ** 2) * 0.5 for row, vv in zip(rows, idx._arr("norms").data)]
+        else:  # an index built before norms.npy: q.v = (|v + q|^2 - |v - q|^2) / 4
+            neg = tuple(-v for v in qvec)
+            hit = [(dist(row, neg) ** 2 - dist(row, qvec) ** 2) * 0.25 for row in rows]
         if len(memo) >= 4:
             memo.pop(next(iter(memo)))
         memo[key] = hit
