@@ -5,10 +5,13 @@ embedder a query uses. Imports no numpy."""
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from sentinel.memory.text import tokenize
 from sentinel.record import Record, factory
+
+TYPE_CHECKING = False  # typing costs ~2 ms to import on the hook's recall path; annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 PROJECT_SOURCES = frozenset({"learned", "imported"})
 
