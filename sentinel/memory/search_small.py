@@ -175,6 +175,10 @@ def _rotated(idx: Any, qvec: list[float]) -> list[float]:
     if not (idx.path / "rotation.npy").is_file():
         return qvec
     rot = idx._arr("rotation")
+    if rot.fortran:  # columns are contiguous: each one a tuple at once, q.c = (|c + q|^2 - |c - q|^2) / 4
+        q, neg, dist = tuple(qvec), tuple(-v for v in qvec), math.dist
+        return [(dist(col, neg) ** 2 - dist(col, q) ** 2) * 0.25
+                for col in struct.Struct(f"{rot.shape[0]}f").iter_unpack(rot.data)]
     return [sum(map(mul, rot.column(j), qvec)) for j in range(rot.shape[1])]
 
 
