@@ -218,7 +218,7 @@ def translate_globs(cfg: Config, origin: str = "defaults") -> None:
 
 # Tables whose keys are user data (rule codes, globs) and must not be renamed.
 _FREE_KEY_TABLES = {"severity", "per_path_ignores"}
-_CACHE_VERSION = "config-v3"
+_CACHE_VERSION = "config-v4"  # v4: unanchored glob translations (globs.translate)
 
 
 def _normalize_keys(data: dict, path: tuple[str, ...] = ()) -> dict:

@@ -38,7 +38,12 @@ def translate(patterns: list[str] | tuple[str, ...]) -> Translated:
         if regex is None:  # a comment or blank line in gitignore terms
             raise ValueError(f"pattern {pattern!r} matches nothing (a gitignore comment?)")
         # One named group per pattern is pathspec's; we only need whether it matched.
-        out.append((regex.replace("(?P<ps_d>/)", "/"), bool(include)))
+        regex = regex.replace("(?P<ps_d>/)", "/")
+        if not regex.startswith("^"):
+            # pathspec looks for its regex anywhere in the path (re.search); ours are tried from the path's start
+            # (re.match): an unanchored one ('*/', '**/' -> "/") may start anywhere
+            regex = f"[\\s\\S]*?(?:{regex})"
+        out.append((regex, bool(include)))
     return tuple(out)
 
 
