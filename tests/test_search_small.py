@@ -216,3 +216,18 @@ def test_the_small_scorer_imports_no_numpy():
     assert proc.returncode == 0, proc.stderr
     count, numpy_loaded = proc.stdout.split()
     assert int(count) > 0 and numpy_loaded == "False"
+
+
+def test_a_damaged_index_leaves_the_verdict_and_says_recall_was_unavailable(repo, tmp_path):
+    damaged = tmp_path / "index"
+    shutil.copytree(SHIPPED_INDEX_DIR, damaged)
+    data = (damaged / "vectors.npy").read_bytes()
+    (damaged / "vectors.npy").write_bytes(data[: len(data) // 2])  # truncated
+    repo.write("svc.py", "def run(cmd):\n    try:\n        return cmd()\n    except:\n        pass\n")
+    repo.add("svc.py")
+    proc = repo.sentinel("check", "--format", "json", env={"SENTINEL_MEMORY_INDEX": str(damaged)})
+    assert proc.returncode == 1, proc.stderr  # the gate's own verdict, not an internal error (exit 2)
+    report = json.loads(proc.stdout)
+    assert not report["passed"] and report["findings"]
+    assert "similar past fixes unavailable" in report["recall_note"] and "vectors.npy" in report["recall_note"]
+    assert "Traceback" not in proc.stderr

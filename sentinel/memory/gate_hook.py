@@ -303,7 +303,11 @@ def _searcher(verdict: Verdict, root: str | None = None):
         return None
 
     def run(rule, findings, config):
-        results, note = recall_search.similar_fixes(rule, findings, config, root=root)
+        try:
+            results, note = recall_search.similar_fixes(rule, findings, config, root=root)
+        except Exception as exc:  # a damaged index or a defect in search must not take the gate's verdict with it
+            verdict.recall_note = f"similar past fixes unavailable: {type(exc).__name__}: {exc}"
+            return []
         if note:
             verdict.recall_note = note
         return [SimilarFix(card_id=r.id, score=round(r.score, 3), summary=r.problem_summary,
