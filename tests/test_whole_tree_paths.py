@@ -199,3 +199,62 @@ def test_surrogates_are_found_in_all_lines_at_once_as_line_by_line(seed):
         if where is not None:
             many[where] = "caf\udce9"
         assert _has_surrogates(many) == line_by_line(many) == (where is not None)
+
+
+# --- placeholder's scans of a whole file ----------------------------------------------------------------------
+
+def _stub_like_lines_one_regex(ctx):
+    """What placeholder._stub_like_lines gave before it looked for the hint first."""
+    from sentinel.checks import placeholder
+
+    text = ctx.text
+    line, pos = 1, 0
+    for m in placeholder._STUB_LINE.finditer(text):
+        start = m.start()
+        line += text.count("\n", pos, start)
+        pos = start
+        if ctx.selected(line):
+            yield line
+
+
+def _hash_candidate_line_by_line(ctx, words, folded):
+    """What placeholder._hash_comment_candidate did before it scanned the whole text."""
+    for n in ctx.selected_lines():
+        line = ctx.line(n)
+        hash_at = line.find("#")
+        if hash_at < 0:
+            continue
+        tail = line[hash_at:]
+        if any(w in tail for w in words):
+            return True
+        if folded and any(w in tail.lower() for w in folded):
+            return True
+    return False
+
+
+_STUB_PIECES = ["pass", "...", "NotImplemented", "NotImplementedError", "# ", "#", ":", ";", " ", "\t", "\f", "\r",
+                "\n", "\n", "\n", "x", "def f():", "password", "'''", "TODO", "todo", "Stub", "dummy", "İ", "placeholder"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_placeholder_whole_file_scans_find_what_the_line_by_line_scans_found(seed):
+    from sentinel.checks import placeholder
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_STUB_PIECES) for _ in range(rng.randrange(1, 300)))
+    for status, mode in ((FileStatus.ADDED, FilterMode.ADDED), (FileStatus.MODIFIED, FilterMode.ADDED),
+                         (FileStatus.MODIFIED, FilterMode.FILE)):
+        ctx = _ctx(text, status, mode)
+        assert list(placeholder._stub_like_lines(ctx)) == list(_stub_like_lines_one_regex(ctx)), text
+        for words, folded in ((("TODO",), ("stub", "dummy", "placeholder")), ((), ("stub",)), (("TODO",), ()),
+                              (("x\r",), ("x\r",))):  # a line's trailing CRs are not part of it
+            assert placeholder._hash_comment_candidate(ctx, words, folded) == \
+                _hash_candidate_line_by_line(ctx, words, folded), (text, words, folded)
+
+
+def test_a_comment_is_read_without_its_line_ending():
+    from sentinel.checks import placeholder
+
+    ctx = _ctx("a = 1  # x\r\nb = 2  # TODO\r\n")
+    assert not placeholder._hash_comment_candidate(ctx, ("x\r",), ())
+    assert placeholder._hash_comment_candidate(ctx, ("TODO",), ()) and not _hash_candidate_line_by_line(ctx, ("x\r",), ())
