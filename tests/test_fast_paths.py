@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from sentinel import engine, parallel
 from sentinel.checks import CHECK_MODULES
-from sentinel.checks.base import parent_map, walk
+from sentinel.checks.base import FileContext, parent_map, walk
 from sentinel.config import Config, JailConfig, from_plain, load_config, to_plain
 from sentinel.diffparse import parse_diff
 from sentinel.models import Finding, Severity
@@ -319,6 +319,41 @@ def test_walk_visits_what_ast_walk_does_minus_leaf_singletons(module):
         for child in ast.iter_child_nodes(outer):
             if not isinstance(child, _LEAVES):
                 assert parents[id(child)] is outer
+
+
+@pytest.mark.parametrize("module", ["ast", "argparse", "dataclasses", "sentinel.checks.chaos", "sentinel.memory.index"])
+def test_parents_found_by_position_are_the_parent_maps(module):
+    # A hook looks a finding's parents up by position (FileContext._path_to); the parent map answers the rest
+    __import__(module)
+    with open(sys.modules[module].__file__, encoding="utf-8") as fh:
+        text = fh.read()
+    change = parse_diff(new_file_diff("m.py", text)).files[0]
+    tree = ast.parse(text)
+    parents = parent_map(tree)
+    ctx = FileContext(change, Config(), Config().filter_mode, text)
+    ctx._tree, ctx._parsed = tree, True
+    nodes = walk(tree)
+    by_position = 0
+    for node in nodes:
+        ctx._parents, ctx._descents = None, 0  # each node as a file's first lookup
+        found = ctx._path_to(node) is not None
+        by_position += found
+        ctx._descents = 0
+        assert ctx.parent(node) is parents.get(id(node))
+        assert (ctx._parents is None) == found  # found by position: no map was built for it
+        expected = []
+        cur = parents.get(id(node))
+        while cur is not None:
+            expected.append(cur)
+            cur = parents.get(id(cur))
+        ctx._parents, ctx._descents = None, 0
+        assert list(ctx.ancestors(node)) == expected
+    assert by_position > 0.9 * len(nodes)  # decorators and f-string parts fall back to the map
+    # past the lookups a map is cheaper for, the map is built, and answers the same
+    ctx._parents, ctx._descents = None, 0
+    for node in nodes[:200]:
+        assert ctx.parent(node) is parents.get(id(node))
+    assert ctx._parents is not None
 
 
 def test_rules_are_frozen_records():

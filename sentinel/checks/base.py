@@ -48,6 +48,7 @@ class FileContext:
         self._parsed = False
         self._nodes: dict[type, list] | None = None
         self._parents: dict[int, ast.AST] | None = None
+        self._descents = 0
         self._comment_lines: CommentLines | None = None
         # Per-file results a check computes once and reuses (keys prefixed by the check's name).
         self.memo: dict[str, object] = {}
@@ -158,17 +159,66 @@ class FileContext:
         return out
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        # Built on first use only: most files never need it and it doubles the cost of a walk.
         if self._parents is None:
+            path = self._path_to(node)
+            if path is not None:
+                return path[-1] if path else None
             tree = self.tree
             self._parents = parent_map(tree) if tree is not None else {}
         return self._parents.get(id(node))
 
     def ancestors(self, node: ast.AST):
+        if self._parents is None:
+            path = self._path_to(node)
+            if path is not None:
+                yield from reversed(path)
+                return
         cur = self.parent(node)
         while cur is not None:
             yield cur
             cur = self.parent(cur)
+
+    def _path_to(self, node: ast.AST) -> list[ast.AST] | None:
+        """The nodes from the root down to `node`'s parent, found by following the node's position down the
+        tree, or None when that does not find it (then the parent map answers). A hook's file asks for a
+        handful of parents (a finding's enclosing try or function), and on a large file the map is a second walk
+        of every node (~8 ms for 8,000 lines) where this path is a few dozen; past _DESCENTS_BEFORE_MAP
+        lookups on one file the map is cheaper and is built. A parent is only ever a node that holds `node`
+        itself (identity), so the answers are the map's (tests/test_fast_paths.py compares them node by node)."""
+        tree = self.tree
+        if tree is None or self._descents >= _DESCENTS_BEFORE_MAP:
+            return None
+        self._descents += 1
+        if node is tree:
+            return []
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return None
+        start = (line, node.col_offset)
+        path: list[ast.AST] = []
+        stack = [(tree, 0)]
+        budget = _DESCENT_BUDGET
+        fields_of = _CHILD_FIELDS.get
+        node_type = ast.AST
+        while stack:
+            cur, depth = stack.pop()
+            del path[depth:]
+            path.append(cur)
+            budget -= 1
+            if budget < 0:
+                return None
+            cls = type(cur)
+            fields = fields_of(cls)
+            if fields is None:
+                fields = _child_fields(cls)
+            for name in fields:
+                value = getattr(cur, name, None)
+                for child in (value if type(value) is list else (value,)):
+                    if child is node:
+                        return list(path)
+                    if isinstance(child, node_type) and _may_hold(child, start):
+                        stack.append((child, depth + 1))
+        return None
 
     def node_selected(self, node: ast.AST) -> bool:
         """Is any line of this node's first line in scope? (multi-line statements count by their first line)."""
@@ -179,6 +229,7 @@ class FileContext:
         recomputed if asked for again."""
         self._lines = self._lexed = self._tree = self._nodes = self._parents = None
         self._parsed = False
+        self._descents = 0
         self.memo.clear()
 
     # --- findings -------------------------------------------------------------
@@ -292,6 +343,21 @@ def walk(tree: ast.AST, parents: dict[int, ast.AST] | None = None,
                 if parents is not None:
                     parents[id(value)] = node
     return todo
+
+
+# Parent lookups by position before a file's parent map is built, and the nodes one lookup may visit.
+_DESCENTS_BEFORE_MAP = 32
+_DESCENT_BUDGET = 4_000
+
+
+def _may_hold(node: ast.AST, start: tuple[int, int]) -> bool:
+    """Could `node`'s subtree hold a node that starts at `start`? Nodes without a position (arguments,
+    comprehension, withitem, match_case) are looked inside."""
+    line = getattr(node, "lineno", None)
+    end = getattr(node, "end_lineno", None)
+    if line is None or end is None:
+        return True
+    return (line, node.col_offset) <= start <= (end, node.end_col_offset)
 
 
 def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
