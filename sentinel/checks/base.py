@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -64,6 +65,24 @@ class FileContext:
         if self._content is None:
             self._content = stand_in_text(self.change)
         return self._content
+
+    @property
+    def scan_text(self) -> str:
+        """The text a keyword prefilter looks in. Python reads identifiers in their NFKC form (PEP 3131:
+        ``ｅｖａｌ(x)`` calls ``eval``), so a non-ASCII Python file is searched in that form: a prefilter that
+        skips the AST work must never skip a call Python would make. (The AST already holds the normalised
+        names.) Other languages, and ASCII files, are searched as they are."""
+        scan = self.memo.get("scan_text")
+        if scan is None:
+            text = self.text
+            scan = text if self.language != "python" or text.isascii() else unicodedata.normalize("NFKC", text)
+            self.memo["scan_text"] = scan
+        return scan
+
+    def scan_line(self, n: int) -> str:
+        """Line n as a keyword prefilter reads it (see scan_text)."""
+        line = self.line(n)
+        return line if self.language != "python" or line.isascii() else unicodedata.normalize("NFKC", line)
 
     @property
     def lines(self) -> list[str]:

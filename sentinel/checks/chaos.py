@@ -381,12 +381,12 @@ def _py_worth_parsing(ctx: FileContext, extra: tuple[str, ...]) -> bool:
     """Could any AST rule fire on a line in scope? Parsing is the expensive part of this check."""
     binding = secret_binding_pattern(extra)
     if _whole_file_in_scope(ctx):
-        text = ctx.text
+        text = ctx.scan_text  # Python's NFKC identifiers: `ｅｖａｌ(x)` is a call of eval
         if any(lit in text for lit in _PY_LITERALS):
             return True
         return binding.search(_lower(ctx)) is not None
     for n in ctx.selected_lines():
-        line = ctx.line(n)
+        line = ctx.scan_line(n)
         if _PY_GATE.search(line) or binding.search(line.lower()):
             return True
     return False
@@ -402,7 +402,7 @@ def _python(ctx: FileContext, names_on, extra: tuple[str, ...], in_test,
         out.extend(_lexical_credentials(ctx, names_on, extra, in_test, token_lines))
         return out
     selected = _line_filter(ctx)
-    text = ctx.text
+    text = ctx.scan_text
     out = _py_handlers(ctx, selected) if "except" in text else []
     want_eval = "eval" in text or "exec" in text
     want_none = any(lit in text for lit in _NONE_LITERALS)

@@ -54,12 +54,13 @@ def check_file(ctx: FileContext) -> list[Finding]:
 
 
 def _scope_text(ctx: FileContext) -> str:
-    """The text of the lines in scope (the whole file when every line is)."""
+    """The text of the lines in scope (the whole file when every line is), as the probes read it
+    (ctx.scan_text: Python's NFKC identifiers)."""
     if ctx.mode in (FilterMode.FILE, FilterMode.NOFILTER):
-        return ctx.text
+        return ctx.scan_text
     if ctx.mode is FilterMode.ADDED and len(ctx.change.added) >= ctx.line_count - 1:
-        return ctx.text
-    return "\n".join(ctx.line(n) for n in ctx.selected_lines())
+        return ctx.scan_text
+    return "\n".join(ctx.scan_line(n) for n in ctx.selected_lines())
 
 
 def check_change(cctx: ChangeContext) -> list[Finding]:

@@ -48,14 +48,14 @@ def _check_python(ctx: FileContext, s: _Settings, out: _Out, scope: str) -> None
     imports = bool(s.banned_imports) and any(b in scope for b in s.banned_imports)
     hit = (imports and probe(scope, _PROBES_DYN_IMPORT)) or probe(scope, s.py_probes)
     if not hit and probe(scope, _PROBES_WRITE):
-        text = ctx.text
+        text = ctx.scan_text
         hit = s.write_fragments is None or any(f in text for f in s.write_fragments)
     if not hit and "database" in s.classes:
         low = scope.lower()
         hit = probe(low, _PROBES_SQL)
-        if not hit and scope is not ctx.text and (".execute" in scope or "text(" in scope):
+        if not hit and scope is not ctx.scan_text and (".execute" in scope or "text(" in scope):
             # an .execute(sql) line added where sql is a destructive literal defined elsewhere in the file
-            hit = probe(ctx.text.lower(), _PROBES_SQL)
+            hit = probe(ctx.scan_text.lower(), _PROBES_SQL)
     if not hit:
         if imports:  # import statements alone: the lexer's code lines are enough, no parse needed
             _python_lexical(ctx, s, out, calls=False)

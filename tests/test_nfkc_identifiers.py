@@ -1,0 +1,65 @@
+"""Python reads identifiers in their NFKC form (PEP 3131): `ｅｖａｌ(x)` is a call of `eval`, `ｏｓ.ｒｅｍｏｖｅ` is
+`os.remove`. The gate must see what Python runs: a change spelled with compatibility characters gets the findings
+of the same change spelled in ASCII (the keyword prefilters once skipped such files, and they passed)."""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+import unicodedata
+
+import pytest
+
+BODY = ("import os\n\n\n"
+        "def run(cmd, path):\n"
+        "    os.remove(path)\n"
+        "    try:\n"
+        "        return eval(cmd)\n"
+        "    except:\n"
+        "        pass\n")
+
+
+def wide(line: str) -> str:
+    """The line with every identifier in fullwidth letters (keywords stay ASCII: Python matches them before
+    normalising, so a fullwidth `ｒｅｔｕｒｎ` is a syntax error, not a keyword)."""
+    def widen(m: re.Match) -> str:
+        word = m.group(0)
+        if keyword.iskeyword(word) or word in ("True", "False", "None"):
+            return word
+        return "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in word)
+    return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", widen, line)
+
+
+def _findings(repo) -> list[tuple[str, int]]:
+    proc = repo.sentinel("check", "--format", "json", "--no-memory")
+    assert proc.returncode in (0, 1), proc.stderr
+    return sorted((f["rule"], f["line"]) for f in json.loads(proc.stdout)["findings"])
+
+
+def test_the_wide_spelling_is_python_s_own():
+    text = "".join(wide(line) for line in BODY.splitlines(keepends=True))
+    assert text != BODY and unicodedata.normalize("NFKC", text) == BODY
+    compile(text, "wide.py", "exec")  # valid Python, the same program
+
+
+@pytest.mark.parametrize("where", ["new file", "lines added to a file"])
+def test_a_change_in_fullwidth_identifiers_gets_the_ascii_change_s_findings(repo, where):
+    head, tail = "import os\n\n\ndef run(cmd, path):\n", BODY[len("import os\n\n\ndef run(cmd, path):\n"):]
+    results = {}
+    for spelling in ("ascii", "wide"):
+        added = tail if spelling == "ascii" else "".join(wide(line) for line in tail.splitlines(keepends=True))
+        name = f"{spelling}_mod.py"
+        if where == "new file":
+            repo.write(name, head + added)
+        else:
+            repo.write(name, head + "    return None\n")
+            repo.add(name)
+            repo.commit(f"add {name}")
+            repo.write(name, head + added)
+        repo.add(name)
+        results[spelling] = _findings(repo)
+        repo.git("reset", "-q", "--hard") if where != "new file" else repo.git("rm", "-q", "--cached", name)
+    assert results["ascii"], "the ASCII change must have findings for this test to mean anything"
+    assert {r for r, _ in results["ascii"]} >= {"SEN303", "SEN103"}
+    assert results["wide"] == results["ascii"]
