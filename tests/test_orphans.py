@@ -55,7 +55,12 @@ def _workers_of(proc: subprocess.Popen, count: int) -> list[int]:
     return _children(proc.pid)
 
 
-SLOW_MAP = ("import time; from sentinel import parallel\n"
+# A run started from a terminal has Ctrl-C's default handler; a test runner started as a background job
+# (`pytest &` in a script) hands its children SIGINT ignored, as POSIX says. The children here set the
+# terminal's handler themselves, so the tests mean the same wherever the runner was started.
+_TERMINAL_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+SLOW_MAP = (_TERMINAL_SIGINT + "import time; from sentinel import parallel\n"
             "print('start', flush=True)\n"
             "parallel.map_forked(lambda part: time.sleep(120), [1, 2, 3], workers=2)\n")
 
@@ -129,7 +134,7 @@ def _cmdline(pid: int) -> bytes:
 # Ctrl-C landing while the pool forks its workers (between a worker's start and its registration in the
 # pool): the run must still end, and end its workers. Simulated by the parent signalling itself right
 # after each worker process starts.
-INTERRUPTED_SPAWN = ("import os, signal, time, multiprocessing.process as mp\n"
+INTERRUPTED_SPAWN = (_TERMINAL_SIGINT + "import os, signal, time, multiprocessing.process as mp\n"
                      "from sentinel import parallel\n"
                      "start = mp.BaseProcess.start\n"
                      "def start_then_interrupt(self):\n"
