@@ -74,9 +74,6 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from model2vec.distill import distill
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from sentinel.wordpiece import write_vocab_list
-
     torch.manual_seed(0)
     model = distill(model_name=teacher, pca_dims=args.pca_dims, quantize_to=args.dtype)
 
@@ -97,8 +94,6 @@ def main(argv: list[str] | None = None) -> int:
     cfg["tokenizer_name"] = "sentence-transformers/all-MiniLM-L6-v2"
     cfg["license"] = "Apache-2.0"
     cfg_path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    # the tokenizer's vocabulary as lines, for a fast load (sentinel.wordpiece.WordPieceTokenizer.from_file)
-    write_vocab_list(out / "tokenizer.json")
     for p in out.iterdir():
         p.chmod(0o644)
     size = sum(p.stat().st_size for p in out.iterdir())

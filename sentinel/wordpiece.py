@@ -40,39 +40,6 @@ _ASCII_SPACE = re.compile("[\t\n\r]")
 _ASCII_WORDS = re.compile(r"[0-9a-z]+|[^ 0-9a-z]")
 
 
-VOCAB_LIST = "tokenizer.vocab-list"
-
-
-def write_vocab_list(tokenizer_json: str | Path) -> Path | None:
-    """Write the vocabulary list beside a tokenizer.json: a first line of JSON (the source file's identity and
-    the tokenizer without its vocabulary), then the tokens in id order, one per line. None (and nothing written)
-    when the vocabulary cannot be listed so: ids not exactly 0..n-1, or a token holding a line break."""
-    path = Path(tokenizer_json)
-    raw = path.read_bytes()
-    data = json.loads(raw)
-    vocab = (data.get("model") or {}).get("vocab")
-    if not isinstance(vocab, dict):
-        return None
-    tokens = sorted(vocab, key=vocab.__getitem__)
-    if [vocab[t] for t in tokens] != list(range(len(tokens))) or any("\n" in t for t in tokens):
-        return None
-    data["model"] = {k: v for k, v in data["model"].items() if k != "vocab"}
-    head = json.dumps({"source": _identity(raw), "tokenizer": data}, ensure_ascii=False,
-                      sort_keys=True)
-    out = path.with_name(VOCAB_LIST)
-    out.write_text(head + "\n" + "".join(t + "\n" for t in tokens), encoding="utf-8")
-    return out
-
-
-def _identity(raw: bytes) -> str:
-    """Which tokenizer.json a vocabulary list was made from: its size and CRC-32. A check against a stale or
-    misplaced list, not against an adversary (who could rewrite the tokenizer.json as well); SHA-256 of the
-    445 KB file took 1.4 ms of every recall, CRC-32 takes a tenth of that."""
-    import zlib
-
-    return f"{len(raw)}:{zlib.crc32(raw):08x}"
-
-
 class UnsupportedTokenizer(ValueError):
     """The tokenizer.json uses a model, normalizer or pre-tokenizer this module does not implement."""
 
@@ -118,34 +85,8 @@ class WordPieceTokenizer:
     # -- loading --------------------------------------------------------------------------------
     @classmethod
     def from_file(cls, path: str | Path) -> WordPieceTokenizer:
-        """The tokenizer of a ``tokenizer.json``, through its vocabulary list (``write_vocab_list``) when one
-        made from this very file lies beside it: a JSON object of 30,000 keys takes ~7 ms to parse, a list of
-        lines ~1 ms, and every failing hook that recalls loads it."""
-        path = Path(path)
-        raw = path.read_bytes()
-        listed = path.with_name(VOCAB_LIST)
-        if listed.is_file():
-            tok = cls._from_vocab_list(listed, _identity(raw))
-            if tok is not None:
-                return tok
-        return cls.from_json(json.loads(raw))
-
-    @classmethod
-    def _from_vocab_list(cls, listed: Path, source_digest: str) -> WordPieceTokenizer | None:
-        """None when the list was not made from this tokenizer.json (then the JSON is read)."""
-        try:
-            head, _, body = listed.read_text(encoding="utf-8").partition("\n")
-            meta = json.loads(head)
-        except (OSError, ValueError):
-            return None
-        if not isinstance(meta, dict) or meta.get("source") != source_digest:
-            return None
-        tokens = body.split("\n")
-        if tokens and tokens[-1] == "":
-            tokens.pop()
-        data = meta["tokenizer"]
-        data["model"]["vocab"] = dict(zip(tokens, range(len(tokens))))
-        return cls.from_json(data)
+        with open(path, encoding="utf-8") as fh:
+            return cls.from_json(json.load(fh))
 
     @classmethod
     def from_json(cls, data: dict) -> WordPieceTokenizer:

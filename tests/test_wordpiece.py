@@ -9,7 +9,6 @@ and on generated Unicode text. They skip when the reference packages are absent.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import unicodedata
@@ -21,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sentinel.embeddings import STATIC_MODEL_DIR, get_embedder, read_safetensors
-from sentinel.wordpiece import VOCAB_LIST, UnsupportedTokenizer, WordPieceTokenizer, write_vocab_list
+from sentinel.wordpiece import UnsupportedTokenizer, WordPieceTokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = STATIC_MODEL_DIR / "tokenizer.json"
@@ -130,40 +129,6 @@ def test_truncation_follows_the_tokenizer(ours):
     assert ours.max_length == 512
     assert len(ours.encode("word " * 700)) == 512
     assert len(ours.encode("word " * 700, max_length=None)) == 700
-
-
-def test_the_shipped_vocabulary_list_is_current_and_loads_the_same_tokenizer(tmp_path):
-    copy = tmp_path / "tokenizer.json"
-    shutil.copy(TOKENIZER, copy)
-    assert write_vocab_list(copy) is not None
-    assert (tmp_path / VOCAB_LIST).read_bytes() == (STATIC_MODEL_DIR / VOCAB_LIST).read_bytes()
-    listed = WordPieceTokenizer.from_file(TOKENIZER)
-    parsed = WordPieceTokenizer.from_json(json.loads(TOKENIZER.read_text(encoding="utf-8")))
-    assert listed.vocab == parsed.vocab and listed.added == parsed.added
-    assert (listed.unk_id, listed.prefix, listed.lowercase, listed.strip_accents, listed.max_length) == \
-        (parsed.unk_id, parsed.prefix, parsed.lowercase, parsed.strip_accents, parsed.max_length)
-    text = "Café KeyError in parse_options()  #1234 ünïcode 中文"
-    assert listed.encode(text) == parsed.encode(text)
-
-
-def test_a_vocabulary_list_of_another_tokenizer_is_ignored(tmp_path):
-    data = json.loads(TOKENIZER.read_text(encoding="utf-8"))
-    data["model"]["vocab"] = {"[UNK]": 0, "pool": 1, "##s": 2}
-    mine = tmp_path / "tokenizer.json"
-    mine.write_text(json.dumps(data), encoding="utf-8")
-    shutil.copy(STATIC_MODEL_DIR / VOCAB_LIST, tmp_path / VOCAB_LIST)  # made from the bundled tokenizer.json
-    assert WordPieceTokenizer.from_file(mine).vocab == {"[UNK]": 0, "pool": 1, "##s": 2}
-    (tmp_path / VOCAB_LIST).write_text("not json\npool\n", encoding="utf-8")
-    assert WordPieceTokenizer.from_file(mine).encode("pools") == [1, 2]
-
-
-def test_a_vocabulary_that_lines_cannot_hold_is_not_listed(tmp_path):
-    data = json.loads(TOKENIZER.read_text(encoding="utf-8"))
-    for vocab in ({"[UNK]": 0, "a\nb": 1}, {"[UNK]": 0, "pool": 2}):
-        data["model"]["vocab"] = vocab
-        (tmp_path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
-        assert write_vocab_list(tmp_path / "tokenizer.json") is None
-        assert not (tmp_path / VOCAB_LIST).exists()
 
 
 def test_other_tokenizer_families_are_refused_clearly():
