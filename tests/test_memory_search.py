@@ -369,6 +369,8 @@ def test_approximate_cosine_matches_exact(tmp_path, corpus, monkeypatch):
     # Force the large-index path on the real corpus: head scan + exact re-rank of a small pool.
     monkeypatch.setattr(mindex, "APPROX_MIN_CARDS", 10)
     monkeypatch.setattr(mindex, "RERANK", 120)
+    # an index this small is otherwise searched by the small scorer, which is always exact
+    monkeypatch.setattr(mindex, "_FORCE_DENSE", True)
     out = tmp_path / "index"
     build_index(corpus, out, get_embedder(None))
     idx = load_index(out)

@@ -638,40 +638,6 @@ def _top_positions(scores: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate((above, np.flatnonzero(scores == kth)[:k - above.size]))
 
 
-def _exact_matches(idx: MemoryIndex, signals, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                            dict[int, dict]]:
-    """Per candidate: identifiers matched (count), exception matched, mechanism matched; and what matched."""
-    import numpy as np
-
-    pos = {int(r): j for j, r in enumerate(cand)}
-    ident = np.zeros(cand.size, dtype=np.float64)
-    exc = np.zeros(cand.size, dtype=np.float64)
-    mech = np.zeros(cand.size, dtype=np.float64)
-    matched: dict[int, dict] = {}
-
-    def mark(rows, arr, kind, value, cap=None):
-        for r in rows:
-            j = pos.get(int(r))
-            if j is None:
-                continue
-            if cap is None or arr[j] < cap:
-                arr[j] += 1
-            matched.setdefault(j, {}).setdefault(kind, []).append(value)
-
-    for name in signals.identifiers:
-        rows = idx.facet_rows(f"ident:{name}")
-        # an identifier a tenth of the cards carry identifies nothing
-        if rows.size and rows.size <= max(3, idx.count // 10):
-            mark(rows, ident, "identifiers", name)
-    for name in signals.exceptions:
-        mark(idx.facet_rows(f"exc:{name.lower()}"), exc, "exceptions", name)
-    for tag in signals.mechanisms:
-        mark(idx.facet_rows(f"mech:{tag}"), mech, "mechanisms", tag)
-    from sentinel.memory.scoring import IDENT_CAP
-
-    return np.minimum(ident, IDENT_CAP), np.minimum(exc, 1), np.minimum(mech, 1), matched
-
-
 def _sorted_union(*arrays: np.ndarray) -> np.ndarray:
     """np.union1d of a few small index arrays, without np.unique: its first call imports numpy.ma
     (~10 ms of every failing hook run that recalls)."""
@@ -738,7 +704,7 @@ def _search_dense(idx: MemoryIndex, query: str, k: int, language: str | None, ta
     import numpy as np
 
     from sentinel.memory.scoring import load_calibration, query_signals
-    from sentinel.memory.search_small import area_rows
+    from sentinel.memory.search_small import area_rows, exact_matches
 
     terms = tokenize(query)
     qs = signals if signals is not None else query_signals(query)
@@ -784,7 +750,8 @@ def _search_dense(idx: MemoryIndex, query: str, k: int, language: str | None, ta
         return SearchResults([], mode=mode, note=note, model=model, min_score=min_score, signals=qs)
     c_lex = lex[cand]
     c_cos = cosine_of(cand) if cosine_of is not None else None
-    ident, exc, mech, matched = _exact_matches(idx, qs, cand)
+    ident, exc, mech, matched = exact_matches(idx, qs, cand.tolist())  # one implementation for both scorers
+    ident, exc, mech = (np.asarray(v, dtype=np.float64) for v in (ident, exc, mech))
     coverage = np.clip(c_lex.astype(np.float64) / bound, 0.0, 1.0) if bound > 0 else np.zeros(cand.size)
     feats = {"coverage": coverage, "identifiers": ident, "exception": exc, "mechanism": mech}
     if areas is not None:
