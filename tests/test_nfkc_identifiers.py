@@ -1,6 +1,7 @@
 """Python reads identifiers in their NFKC form (PEP 3131): `ｅｖａｌ(x)` is a call of `eval`, `ｏｓ.ｒｅｍｏｖｅ` is
 `os.remove`. The gate must see what Python runs: a change spelled with compatibility characters gets the findings
-of the same change spelled in ASCII (the keyword prefilters once skipped such files, and they passed)."""
+of the same change spelled in ASCII (the keyword prefilters once skipped such files, and they passed). JavaScript
+reads identifier escapes the same way: `\\u0065val(s)` calls eval."""
 
 from __future__ import annotations
 
@@ -63,3 +64,15 @@ def test_a_change_in_fullwidth_identifiers_gets_the_ascii_change_s_findings(repo
     assert results["ascii"], "the ASCII change must have findings for this test to mean anything"
     assert {r for r, _ in results["ascii"]} >= {"SEN303", "SEN103"}
     assert results["wide"] == results["ascii"]
+
+
+def test_javascript_identifier_escapes_are_read_as_the_engine_reads_them(repo):
+    # `\u0065val(s)` and `\u{65}val(s)` call eval; the same escape inside a string is text
+    repo.write("a.js", "function run(s) {\n"
+                       "  return \\u0065val(s);\n"
+                       "}\n"
+                       "const text = \"\\u0065val(s)\";\n"
+                       "const f = new \\u0046unction(\"a\", \"return a\");\n"
+                       "\\u{65}val (text);\n")
+    repo.add("a.js")
+    assert _findings(repo) == [("SEN303", 2), ("SEN303", 5), ("SEN303", 6)]

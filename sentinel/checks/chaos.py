@@ -1094,11 +1094,27 @@ _JS_OPEN_CATCH = lazy_compile(r"\bcatch\s*(?:\(\s*[\w$]*\s*(?::\s*[\w$]+\s*)?\)\
 _JS_PROMISE_CATCH = lazy_compile(r"\.catch\(\s*(?:\(\s*[\w$]*\s*\)|[\w$]+)\s*=>\s*(?:\{\s*\}|null|undefined)\s*\)")
 
 
+# An identifier may be spelled with escapes, which the engine reads as the characters: `\u0065val(s)` calls eval.
+_JS_ESCAPE = lazy_compile(r"\\u(?:([0-9a-fA-F]{4})|\{([0-9a-fA-F]{1,6})\})")
+_JS_GATE_ESCAPED = lazy_compile(r"\beval\b|\bFunction\b|\bcatch\b|\\u")
+
+
+def _js_identifiers(code: str) -> str:
+    """A code line (strings and comments already removed) with its identifier escapes decoded."""
+    if "\\u" not in code:
+        return code
+
+    def decode(m: re.Match) -> str:
+        point = int(m.group(1) or m.group(2), 16)
+        return chr(point) if point <= 0x10FFFF else m.group(0)
+    return _JS_ESCAPE.sub(decode, code)
+
+
 def _js(ctx: FileContext) -> list[Finding]:
     out: list[Finding] = []
     lexed = ctx.lexed
-    for n in _matching_lines(ctx, _JS_GATE):
-        code = lexed.code_line(n)
+    for n in _matching_lines(ctx, _JS_GATE_ESCAPED if "\\u" in ctx.text else _JS_GATE):
+        code = _js_identifiers(lexed.code_line(n))
         if len(code) > _MINIFIED_LINE:
             continue
         m = _JS_EVAL.search(code)
