@@ -274,9 +274,25 @@ def _credential_like(value: str) -> bool:
 def redact_line(line: str, extra: tuple[str, ...] = ()) -> str:
     """Mask anything credential-like in one line of text: the token formats of the catalogue,
     private key material, passwords inside URLs, literals bound to secret-like names, secrets
-    written as prose and bearer tokens. Safe on any string; linear in its length."""
+    written as prose and bearer tokens. Safe on any string; linear in its length.
+
+    A name spelled with compatibility characters (``ＤＢ_ＰＡＳＳＷＯＲＤ = '...'``, which Python reads as
+    ``DB_PASSWORD``: PEP 3131) is a secret-like name too: such a line is searched in its NFKC form, and when
+    that form holds a secret, the line is shown in that form, masked."""
     if not line:
         return line
+    if not line.isascii():
+        import unicodedata
+
+        folded = unicodedata.normalize("NFKC", line)
+        if folded != line:
+            masked = _redact_line(folded, extra)
+            if masked != folded:
+                return masked
+    return _redact_line(line, extra)
+
+
+def _redact_line(line: str, extra: tuple[str, ...]) -> str:
     out = line
     if any(lit in out for lit in TOKEN_LITERALS) and TOKEN_GATE.search(out):
         for _, pattern, keep in TOKEN_FORMATS:

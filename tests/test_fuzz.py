@@ -121,10 +121,30 @@ def _apply(lines: list[str], mutation: str, junk: str = JUNK) -> tuple[bytes, in
         return b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode(), 0
     if mutation == "no-final-newline":
         return "\n".join(lines).encode(), 0
+    if mutation == "wide-names":  # identifiers in fullwidth letters: Python reads them in NFKC form (PEP 3131)
+        return _widen_names("\n".join(lines) + "\n").encode(), 0
     raise AssertionError(mutation)
 
 
-MUTATIONS = ["lf", "crlf", "cr", "mixed", "formfeed", "comment-junk", "latin-1", "utf-7", "bom", "no-final-newline"]
+def _widen_names(text: str) -> str:
+    """Every identifier that is not a keyword, in fullwidth letters: the same program to Python."""
+    import io
+    import keyword
+    import tokenize
+
+    lines = text.splitlines(keepends=True)
+    names = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME
+             and not keyword.iskeyword(t.string) and not keyword.issoftkeyword(t.string)
+             and t.string not in ("True", "False", "None")]
+    for t in reversed(names):  # right to left, so earlier columns stay valid
+        (row, col), (_, end) = t.start, t.end
+        wide = "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in t.string)
+        lines[row - 1] = lines[row - 1][:col] + wide + lines[row - 1][end:]
+    return "".join(lines)
+
+
+MUTATIONS = ["lf", "crlf", "cr", "mixed", "formfeed", "comment-junk", "latin-1", "utf-7", "bom", "no-final-newline",
+             "wide-names"]
 ODD_NAMES = [b"app/core.py", b"Plan b/core.py", b"sp ace/a b.py", b"tab\there.py", b'q"uote.py', b"caf\xe9.py",
              b"\xc3\xbcn\xc3\xafc\xc3\xb6de.py", b"new\nline.py", b"back\\slash.py", b"esc\x1b[2J.py"]
 

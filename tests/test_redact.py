@@ -129,3 +129,13 @@ def test_redact_tree_keeps_our_identifiers_and_masks_the_rest():
 ])
 def test_every_assignment_of_a_line_is_masked_not_only_the_first(line, secret):
     assert secret not in R.redact(line)
+
+
+@pytest.mark.parametrize("line", ["ＤＢ_ＰＡＳＳＷＯＲＤ = 'Zq7-s3cret-pw-81'  # TODO: rotate",
+                                  "ａｐｉ_ｋｅｙ: \"Zq7-s3cret-pw-81\"",
+                                  "self.ｔｏｋｅｎ = 'Zq7-s3cret-pw-81'"])
+def test_a_secret_name_in_compatibility_characters_is_still_a_secret_name(line):
+    # Python reads ＤＢ_ＰＡＳＳＷＯＲＤ as DB_PASSWORD (PEP 3131); found by the fuzz property's wide-names mutation
+    masked = R.redact_line(line)
+    assert "Zq7-s3cret-pw-81" not in masked and "Zq***" in masked
+    assert R.redact_line("café = 'Zq7-s3cret-pw-81'  # ünïcode") == "café = 'Zq7-s3cret-pw-81'  # ünïcode"  # no name
