@@ -1,4 +1,5 @@
-"""Helpers of the hardening tests: the installed console script, and output checks."""
+"""Helpers of the hardening tests: the installed console script, output checks, and Python spelled the way Python
+reads it but the eye does not."""
 
 from __future__ import annotations
 
@@ -42,3 +43,22 @@ def assert_clean_exit(proc: subprocess.CompletedProcess, *codes: int) -> None:
         assert "Traceback" not in stream, stream
         assert "internal error" not in stream, stream
     assert proc.returncode in codes, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+
+
+def widen_identifiers(text: str) -> str:
+    """Python source with every identifier that is not a keyword in fullwidth letters: the same program to Python,
+    which reads identifiers in their NFKC form (PEP 3131), so `ｅｖａｌ(x)` calls eval. Keywords stay ASCII: Python
+    matches them before normalising (a fullwidth `ｒｅｔｕｒｎ` is a syntax error)."""
+    import io
+    import keyword
+    import tokenize
+
+    lines = text.splitlines(keepends=True)
+    names = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME
+             and not keyword.iskeyword(t.string) and not keyword.issoftkeyword(t.string)
+             and t.string not in ("True", "False", "None")]
+    for t in reversed(names):  # right to left, so earlier columns stay valid
+        (row, col), (_, end) = t.start, t.end
+        wide = "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in t.string)
+        lines[row - 1] = lines[row - 1][:col] + wide + lines[row - 1][end:]
+    return "".join(lines)

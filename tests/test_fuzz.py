@@ -25,6 +25,7 @@ from sentinel.errors import ConfigError, InputError
 from sentinel.redact import display_path, redact
 from sentinel.report import render
 from sentinel.sources import Change
+from tests.harden_util import widen_identifiers
 
 # The suite's run is reproducible (a fixed sequence of examples: a red CI names a real regression, not a new
 # draw); SENTINEL_FUZZ_EXPLORE=1 draws fresh examples, as benchmarks/fuzz.py does at scale.
@@ -122,25 +123,8 @@ def _apply(lines: list[str], mutation: str, junk: str = JUNK) -> tuple[bytes, in
     if mutation == "no-final-newline":
         return "\n".join(lines).encode(), 0
     if mutation == "wide-names":  # identifiers in fullwidth letters: Python reads them in NFKC form (PEP 3131)
-        return _widen_names("\n".join(lines) + "\n").encode(), 0
+        return widen_identifiers("\n".join(lines) + "\n").encode(), 0
     raise AssertionError(mutation)
-
-
-def _widen_names(text: str) -> str:
-    """Every identifier that is not a keyword, in fullwidth letters: the same program to Python."""
-    import io
-    import keyword
-    import tokenize
-
-    lines = text.splitlines(keepends=True)
-    names = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME
-             and not keyword.iskeyword(t.string) and not keyword.issoftkeyword(t.string)
-             and t.string not in ("True", "False", "None")]
-    for t in reversed(names):  # right to left, so earlier columns stay valid
-        (row, col), (_, end) = t.start, t.end
-        wide = "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in t.string)
-        lines[row - 1] = lines[row - 1][:col] + wide + lines[row - 1][end:]
-    return "".join(lines)
 
 
 MUTATIONS = ["lf", "crlf", "cr", "mixed", "formfeed", "comment-junk", "latin-1", "utf-7", "bom", "no-final-newline",

@@ -6,11 +6,11 @@ reads identifier escapes the same way: `\\u0065val(s)` calls eval."""
 from __future__ import annotations
 
 import json
-import keyword
-import re
 import unicodedata
 
 import pytest
+
+from tests.harden_util import widen_identifiers
 
 BODY = ("import os\n\n\n"
         "def run(cmd, path):\n"
@@ -21,17 +21,6 @@ BODY = ("import os\n\n\n"
         "        pass\n")
 
 
-def wide(line: str) -> str:
-    """The line with every identifier in fullwidth letters (keywords stay ASCII: Python matches them before
-    normalising, so a fullwidth `ｒｅｔｕｒｎ` is a syntax error, not a keyword)."""
-    def widen(m: re.Match) -> str:
-        word = m.group(0)
-        if keyword.iskeyword(word) or word in ("True", "False", "None"):
-            return word
-        return "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in word)
-    return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", widen, line)
-
-
 def _findings(repo) -> list[tuple[str, int]]:
     proc = repo.sentinel("check", "--format", "json", "--no-memory")
     assert proc.returncode in (0, 1), proc.stderr
@@ -39,7 +28,7 @@ def _findings(repo) -> list[tuple[str, int]]:
 
 
 def test_the_wide_spelling_is_python_s_own():
-    text = "".join(wide(line) for line in BODY.splitlines(keepends=True))
+    text = widen_identifiers(BODY)
     assert text != BODY and unicodedata.normalize("NFKC", text) == BODY
     compile(text, "wide.py", "exec")  # valid Python, the same program
 
@@ -49,7 +38,7 @@ def test_a_change_in_fullwidth_identifiers_gets_the_ascii_change_s_findings(repo
     head, tail = "import os\n\n\ndef run(cmd, path):\n", BODY[len("import os\n\n\ndef run(cmd, path):\n"):]
     results = {}
     for spelling in ("ascii", "wide"):
-        added = tail if spelling == "ascii" else "".join(wide(line) for line in tail.splitlines(keepends=True))
+        added = tail if spelling == "ascii" else widen_identifiers(head + tail)[len(widen_identifiers(head)):]
         name = f"{spelling}_mod.py"
         if where == "new file":
             repo.write(name, head + added)

@@ -42,6 +42,7 @@ class FileContext:
         self.mode = mode
         self.root = root
         self._content = content
+        self._scan_text: str | None = None
         self._lines: list[str] | None = None
         self._lexed: Lexed | None = None
         self._tree: ast.AST | None = None
@@ -72,12 +73,11 @@ class FileContext:
         ``ｅｖａｌ(x)`` calls ``eval``), so a non-ASCII Python file is searched in that form: a prefilter that
         skips the AST work must never skip a call Python would make. (The AST already holds the normalised
         names.) Other languages, and ASCII files, are searched as they are."""
-        scan = self.memo.get("scan_text")
-        if scan is None:
+        if self._scan_text is None:
             text = self.text
-            scan = text if self.language != "python" or text.isascii() else unicodedata.normalize("NFKC", text)
-            self.memo["scan_text"] = scan
-        return scan
+            self._scan_text = (text if self.language != "python" or text.isascii()
+                               else unicodedata.normalize("NFKC", text))
+        return self._scan_text
 
     def scan_line(self, n: int) -> str:
         """Line n as a keyword prefilter reads it (see scan_text)."""
@@ -246,7 +246,7 @@ class FileContext:
     def drop_views(self) -> None:
         """Forget the computed views (lines, lexer output, AST) to free their memory; they are
         recomputed if asked for again."""
-        self._lines = self._lexed = self._tree = self._nodes = self._parents = None
+        self._lines = self._lexed = self._tree = self._nodes = self._parents = self._scan_text = None
         self._parsed = False
         self._descents = 0
         self.memo.clear()
