@@ -150,6 +150,23 @@ def test_small_and_dense_scorers_agree_with_a_code_map_and_lexical_only(tmp_path
         _assert_same(*_both(older, q, k=8, min_score=0.0, config=Config()), q)
 
 
+def test_cosines_of_some_rows_equal_those_of_every_row_whichever_is_asked_first():
+    """Recall's first search asks for the rule's cards only; a row's cosine must not depend on that."""
+    idx = load_index(SHIPPED_INDEX_DIR)
+    emb = get_embedder(None)
+    query = "bare except swallows KeyboardInterrupt in the retry loop"
+    every = list(search_small.cosines(idx, emb, query))
+    assert len(every) == idx.count and len(set(every)) > idx.count // 2
+    idx._cache.clear()
+    rows = sorted({0, 1, 7, 300, idx.count // 2, idx.count - 1})
+    some = search_small.cosines(idx, emb, query, rows)
+    assert list(some) == rows and all(some[r] == every[r] for r in rows)
+    more = search_small.cosines(idx, emb, query, [2, 7, 1000])  # partly known: the rest computed
+    assert all(more[r] == every[r] for r in (2, 7, 1000))
+    assert search_small.cosines(idx, emb, query) == every  # then every row, the same values
+    assert search_small.cosines(idx, emb, "", [3, 4]) == {3: 0.0, 4: 0.0}
+
+
 def test_a_model_the_pure_path_cannot_read_goes_to_the_dense_scorer(tmp_path):
     # A float16 model2vec model: memoryview has no float16 format, so the query is encoded with numpy
     model = tmp_path / "f16-model"

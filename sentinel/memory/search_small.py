@@ -182,34 +182,72 @@ def _rotated(idx: Any, qvec: list[float]) -> list[float]:
     return [sum(map(mul, rot.column(j), qvec)) for j in range(rot.shape[1])]
 
 
-def cosines(idx: Any, emb: Any, query: str) -> list[float] | None:
-    """Cosine of the query with every card's unit vector (the vectors are rotated, so is the query), or None
-    when the embedder has no pure single-text encoder. The last few queries' cosines are kept on the index:
-    recall searches one query twice (cards of the finding's rule, then every card)."""
+def cosines(idx: Any, emb: Any, query: str, rows: list[int] | None = None) -> Any:
+    """Cosine of the query with the cards' unit vectors (the vectors are rotated, so is the query): a list over
+    every card, or with `rows` a {row: cosine} of those rows (a rule's cards: recall's first search asks for a
+    few dozen, not thousands); None when the embedder has no pure single-text encoder. What was computed for
+    the last few queries is kept on the index: recall searches one query twice (the rule's cards, then every
+    card), and each row's cosine is computed once."""
     memo = idx._cache.setdefault("small-cosines", {})
     key = (emb.name, query)
-    hit = memo.get(key)
-    if hit is None:
+    entry = memo.get(key)
+    if entry is None:
         qvec = emb.encode_one(query)
         if qvec is None:
             return None
-        qvec = tuple(_rotated(idx, qvec))
-        vectors = idx._arr("vectors")
-        rows = struct.Struct(f"{vectors.shape[1]}f").iter_unpack(vectors.data)  # each row a tuple of floats, in C
-        dist = math.dist  # a C loop over two tuples of floats, in extended precision
-        if not any(qvec):  # a query without tokens: similarity 0 to everything, as in the dense scorer
-            hit = [0.0] * vectors.shape[0]
-        elif (idx.path / "norms.npy").is_file():
-            # q.v = (|q|^2 + |v|^2 - |v - q|^2) / 2 with each row's |v|^2 stored by the build: one distance a card
-            qq = math.fsum(v * v for v in qvec)
-            hit = [(qq + vv - dist(row, qvec) ** 2) * 0.5 for row, vv in zip(rows, idx._arr("norms").data)]
-        else:  # an index built before norms.npy: q.v = (|v + q|^2 - |v - q|^2) / 4
-            neg = tuple(-v for v in qvec)
-            hit = [(dist(row, neg) ** 2 - dist(row, qvec) ** 2) * 0.25 for row in rows]
-        if len(memo) >= 4:
+        entry = memo[key] = _QueryCosines(idx, tuple(_rotated(idx, qvec)))
+        if len(memo) > 4:
             memo.pop(next(iter(memo)))
-        memo[key] = hit
-    return hit
+    return entry.every() if rows is None else entry.some(rows)
+
+
+class _QueryCosines:
+    """One query's cosines, computed per row on demand or for every row at once (the same formula either way,
+    so a row's value does not depend on how it was asked for)."""
+
+    def __init__(self, idx: Any, qvec: tuple):
+        self.qvec, self.full, self.known = qvec, None, {}
+        vectors = idx._arr("vectors")
+        self.data, self.n, self.dim = vectors.data, vectors.shape[0], vectors.shape[1]
+        self.zero = not any(qvec)  # a query without tokens: similarity 0 to everything, as in the dense scorer
+        if (idx.path / "norms.npy").is_file():
+            # q.v = (|q|^2 + |v|^2 - |v - q|^2) / 2 with each row's |v|^2 stored by the build: one distance a card
+            self.norms, self.neg = idx._arr("norms").data, None
+            self.qq = math.fsum(v * v for v in qvec)
+        else:  # an index built before norms.npy: q.v = (|v + q|^2 - |v - q|^2) / 4
+            self.norms, self.neg = None, tuple(-v for v in qvec)
+
+    def _score(self, vecs, norms) -> list[float]:
+        q, dist = self.qvec, math.dist  # a C loop over two tuples of floats, in extended precision
+        if self.neg is None:
+            qq = self.qq
+            return [(qq + vv - dist(row, q) ** 2) * 0.5 for row, vv in zip(vecs, norms)]
+        neg = self.neg
+        return [(dist(row, neg) ** 2 - dist(row, q) ** 2) * 0.25 for row in vecs]
+
+    def every(self) -> list[float]:
+        if self.full is None:
+            if self.zero:
+                self.full = [0.0] * self.n
+            else:
+                rows = struct.Struct(f"{self.dim}f").iter_unpack(self.data)  # each row a tuple of floats, in C
+                self.full = self._score(rows, self.norms)
+        return self.full
+
+    def some(self, rows: list[int]) -> dict[int, float]:
+        if self.full is not None:
+            return {r: self.full[r] for r in rows}
+        known = self.known
+        todo = [r for r in rows if r not in known]
+        if todo:
+            if self.zero:
+                known.update(dict.fromkeys(todo, 0.0))
+            else:
+                unpack, stride, data = struct.Struct(f"{self.dim}f").unpack_from, self.dim * 4, self.data
+                vecs = [unpack(data, r * stride) for r in todo]
+                norms = [self.norms[r] for r in todo] if self.norms is not None else None
+                known.update(zip(todo, self._score(vecs, norms)))
+        return {r: known[r] for r in rows}
 
 
 def search(idx: Any, query: str, k: int, language: str | None, tag: str | None, rule: str | None, *,
@@ -237,7 +275,7 @@ def search(idx: Any, query: str, k: int, language: str | None, tag: str | None, 
     cand_set: set[int] = set()
     cos: Any = None
     if emb is not None:
-        cos = cosines(idx, emb, query)
+        cos = cosines(idx, emb, query, allowed)
         if cos is None:
             raise NeedsDense(f"{emb.name} has no pure single-text encoder")
         cand_set.update(top_rows(cos, allowed if allowed is not None else range(len(cos)), n_cand))
