@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sentinel.gitio import feed_stdin
+from sentinel.lazyre import lazy_compile  # compiled on first use: recall imports this module, never these
 
 CODEMAP_FILE = "codemap.json"
 MAX_FILES = 3  # a name defined in more files than this points nowhere in particular
@@ -32,12 +33,12 @@ MAX_FILE_BYTES = 1_000_000
 MIN_NAME = 4
 # definitions of the common languages: def/class (Python, Ruby), function/class (JS/TS, PHP), func (Go),
 # fn/struct/enum/trait (Rust), class/interface/enum (Java, Kotlin, C#, Swift)
-_DEFINITION = re.compile(
+_DEFINITION = lazy_compile(
     r"^[ \t]*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|internal|static|abstract|final|open|"
     r"default|async|override|data|sealed)\s+)*"
     r"(?:def|class|function\*?|func|fn|struct|enum|trait|interface|module|object|type)\s+"
     r"(?:\([^)]*\)\s*)?([A-Za-z_]\w*)(?=\s*[(:<{=\[;]|\s*$|\s+(?:extends|implements)\b)", re.MULTILINE)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = lazy_compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def norm_path(path: str) -> str:

@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from sentinel.lazyre import lazy_compile  # compiled on first use: recall imports this module, never these
 from sentinel.record import Record, factory
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import on the hook's recall path; annotations are strings
@@ -159,8 +160,8 @@ def import_memgovern(path: Path, license: str | None = None, governed_by: str = 
     return [memgovern_card(key, value, license=license, governed_by=governed_by) for key, value in items]
 
 
-_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
-_PHRASE_SPLIT_RE = re.compile(r"[,;:()\[\]\n.!?]+|\s+(?:and|or|but|because|when|while|so|then|which|that)\s+")
+_SENT_SPLIT_RE = lazy_compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(`])")
+_PHRASE_SPLIT_RE = lazy_compile(r"[,;:()\[\]\n.!?]+|\s+(?:and|or|but|because|when|while|so|then|which|that)\s+")
 
 
 def _first(d: dict, *keys: str) -> Any:
