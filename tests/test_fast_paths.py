@@ -103,6 +103,31 @@ def test_the_hook_path_imports_neither_dataclasses_nor_pydantic(repo):
     assert again.stdout.strip().splitlines()[-1] == "0 []"  # a clean run after a clean run
 
 
+def test_a_project_config_is_read_without_pydantic_unless_a_value_needs_converting(repo):
+    """The first run after a config edit (and every CI checkout, which has no cache) validates the table; one
+    whose values already have their types needs no pydantic (~100 ms to import)."""
+    repo.write("pyproject.toml", "[tool.sentinel]\nfail-level = \"error\"\nexclude = [\"docs/**\"]\n"
+                                 "[tool.sentinel.severity]\nSEN305 = \"error\"\n"
+                                 "[tool.sentinel.memory]\nrecall-k = 2\nmin-score = 1\n"
+                                 "[tool.sentinel.per-path-ignores]\n\"tests/**\" = [\"SEN304\"]\n")
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py", "pyproject.toml")
+    code = ("import sys; sys.argv = ['sentinel', 'check', '--no-memory']\n"
+            "from sentinel.cli import main\nrc = main()\n"
+            "from sentinel.config import load_config\nc = load_config('.')\n"
+            "print(rc, 'pydantic' in sys.modules, c.fail_level.value, c.memory.recall_k, c.memory.min_score, "
+            "c.severity, c.per_path_ignores)")
+    out = repo.run_python(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "0 False error 2 1.0 {'SEN305': 'error'} {'tests/**': ['SEN304']}"
+    # 2.0 where an integer is declared: pydantic converts it, as it always did
+    repo.write("pyproject.toml", "[tool.sentinel.memory]\nrecall-k = 2.0\n")
+    repo.add("pyproject.toml")
+    out = repo.run_python(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1].split()[:4] == ["0", "True", "error", "2"]
+
+
 def test_digests_without_openssl_are_sha256():
     import hashlib
 
