@@ -221,6 +221,38 @@ def _iter_byte_lines(data: bytes, start: int = 0, stop: int | None = None, chunk
         pos = end + 1
 
 
+class ChunkLines:
+    """The lines of a diff arriving in blocks of bytes (git's output read as it is written), as
+    :func:`_iter_byte_lines` gives the lines of the whole: each block is cut after its last "\n" and
+    decoded up to there (the rest waits for the next block), so the text is the same however git's
+    writes happen to fall. Remembers the first bytes and whether anything but ASCII whitespace came,
+    which parse_diff asks about a diff that has no file sections."""
+
+    HEAD = 4096
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+        self.head = b""
+        self.blank = True
+
+    def __iter__(self):
+        tail = b""
+        for block in self.blocks:
+            if len(self.head) < self.HEAD:
+                self.head += block[:self.HEAD - len(self.head)]
+            if self.blank and block.strip():
+                self.blank = False
+            data = tail + block if tail else block
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                tail = data
+                continue
+            yield from data[:cut].decode("utf-8", "surrogateescape").split("\n")
+            tail = data[cut + 1:]
+        if tail:
+            yield tail.decode("utf-8", "surrogateescape")
+
+
 _AFTER_KIND = itemgetter(slice(1, None))  # a hunk line without its '+', '-' or ' '
 _RUN = 4096  # lines taken at once: fast, and a bounded copy
 
@@ -242,12 +274,15 @@ class _Parser:
     def fail(self, problem: str, line: int | None = None):
         raise _Malformed(self.lineno if line is None else line, problem)
 
-    def feed_all(self, text: str | bytes, start: int = 0, stop: int | None = None) -> list[FileChange]:
+    def feed_all(self, text: str | bytes | ChunkLines, start: int = 0, stop: int | None = None) -> list[FileChange]:
         # A plain diff's section starts with "--- x", "+++ y" and a hunk header (as for git apply: a pair
         # of such lines without a hunk after them is prose, e.g. in a commit message before the diff).
         minus: str | None = None
         plus: str | None = None
-        lines = _iter_byte_lines(text, start, stop) if isinstance(text, bytes) else _iter_lines(text)
+        if isinstance(text, ChunkLines):
+            lines = iter(text)
+        else:
+            lines = _iter_byte_lines(text, start, stop) if isinstance(text, bytes) else _iter_lines(text)
         for raw in lines:
             self.lineno += 1
             if raw.startswith("@@@") and not self.in_hunk:
@@ -571,9 +606,10 @@ def _has_surrogates(lines: dict[int, str]) -> bool:
                 return True
 
 
-def parse_diff(text: str | bytes, source: str = "diff") -> ChangeSet:
-    """Parse a unified diff, as text or as the bytes git wrote (decoded a block at a time: the cheaper
-    in memory). Raises InputError naming the line and the problem on malformed input.
+def parse_diff(text: str | bytes | ChunkLines, source: str = "diff") -> ChangeSet:
+    """Parse a unified diff, as text, as the bytes git wrote (decoded a block at a time: the cheaper
+    in memory) or as :class:`ChunkLines` (read while git writes it). Raises InputError naming the line
+    and the problem on malformed input.
 
     One process reads the whole diff: cut at file sections and read by forked workers, a whole tree's
     diff (637K lines) took longer, since the lines a worker read come back pickled and are unpickled here
@@ -585,8 +621,13 @@ def parse_diff(text: str | bytes, source: str = "diff") -> ChangeSet:
     _refuse_duplicates(files, source)
     # ASCII whitespace only, for text as for bytes: str.strip() would also drop \x1c-\x1f and U+2028, so one
     # input was "no change" as text and "not a diff" as the bytes git wrote.
-    if not files and (text.strip() if isinstance(text, bytes) else text.strip(" \t\n\r\x0b\x0c")):
-        head = text[:4096]
+    if isinstance(text, ChunkLines):
+        blank, head = text.blank, text.head
+    elif isinstance(text, bytes):
+        blank, head = not text.strip(), text[:4096]
+    else:
+        blank, head = not text.strip(" \t\n\r\x0b\x0c"), text[:4096]
+    if not files and not blank:
         head = head.decode("utf-8", "surrogateescape") if isinstance(head, bytes) else head
         if _looks_like_diff_attempt(head):
             raise InputError(f"malformed diff ({source}): no file sections could be parsed")

@@ -153,22 +153,18 @@ class StagedSnapshot:
             self.abandon()
             raise
 
-    def result(self, limit: int | None = None) -> tuple[str, bytes, BlobReader]:
-        """(repository root, staged diff, a reader for the staged blobs); raises GitError, and
-        OutputTooLarge when the diff is larger than `limit` bytes (it is not read further)."""
+    def stream(self, limit: int | None = None) -> tuple[str, "StreamedOutput", BlobReader]:
+        """(repository root, the staged diff as git writes it, a reader for the staged blobs); raises
+        GitError when this is no repository. The diff is a StreamedOutput, parsed while git writes it:
+        on a whole tree git takes ~0.15 s to write a 21 MB diff, which the parser no longer waits for."""
         try:
             with self.locate as locate:
                 located, _ = locate.communicate()
             root = _remember_location(self.where, locate.returncode, located)[0]
-            with self.diff as diff:
-                out, err = _communicate_capped(diff, limit)
-            if diff.returncode != 0:
-                msg = err.decode("utf-8", "replace").strip() or f"exit code {diff.returncode}"
-                raise GitError(f"git diff --cached failed: {msg}")
         except BaseException:
             self.abandon()
             raise
-        return root, out, self.reader
+        return root, StreamedOutput(self.diff, limit, "git diff --cached"), self.reader
 
     def abandon(self) -> None:
         for proc in (self.diff, self.locate):
@@ -180,9 +176,76 @@ class StagedSnapshot:
             self.reader.close()
 
 
-def locate_and_diff_staged(cwd: str | None = None, limit: int | None = None) -> tuple[str, bytes, BlobReader]:
-    """(repository root, staged diff, a reader for the staged blobs), the git calls overlapping."""
-    return StagedSnapshot(cwd).result(limit)
+class StreamedOutput:
+    """The standard output of a git process with nothing to write to it, in blocks as git writes them
+    (iterate once). Its standard error is read alongside, so that git never blocks on it. More than
+    `limit` bytes stop git (OutputTooLarge); a git that fails is a GitError when its output ends.
+    Whoever stops iterating early calls `stop()`; `failure()` then says whether git had failed."""
+
+    def __init__(self, proc: subprocess.Popen, limit: int | None, what: str):
+        self.proc, self.limit, self.what = proc, limit, what
+        self.err: list[bytes] = []
+        self.stopped = False
+
+    def __iter__(self):
+        proc = self.proc
+        if os.name == "nt":  # no select() on pipes there: read it all, then judge the size
+            out, err = _communicate_capped(proc, self.limit)
+            self.err.append(err)
+            yield out
+            self._check()
+            return
+        import selectors
+
+        size = 0
+        with selectors.DefaultSelector() as sel:
+            for stream in (proc.stdout, proc.stderr):
+                sel.register(stream, selectors.EVENT_READ)
+            while sel.get_map():
+                for key, _ in sel.select():
+                    chunk = os.read(key.fd, 1 << 20)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                    elif key.fileobj is proc.stderr:
+                        self.err.append(chunk)
+                    else:
+                        size += len(chunk)
+                        if self.limit is not None and size > self.limit:
+                            self.stop()
+                            raise OutputTooLarge()
+                        yield chunk
+        proc.wait()
+        self._check()
+
+    def _check(self) -> None:
+        self._close()
+        if self.proc.returncode != 0:
+            raise GitError(f"{self.what} failed: {_reason(b''.join(self.err), self.proc.returncode)}")
+
+    def stop(self) -> None:
+        """End git if it still runs (never raises)."""
+        if self.proc.poll() is None:
+            self.stopped = True
+            self.proc.kill()
+        try:
+            self.proc.wait()
+        except OSError:
+            pass
+        self._close()
+
+    def failure(self) -> GitError | None:
+        """After stop(): git's own failure, if it failed (a parse error of a cut-short diff is git's)."""
+        code = self.proc.returncode
+        if code in (0, None) or self.stopped:
+            return None
+        return GitError(f"{self.what} failed: {_reason(b''.join(self.err), code)}")
+
+    def _close(self) -> None:
+        for stream in (self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
 
 
 def diff_range(root: str, base: str, head: str, merge_base: bool, limit: int | None = None) -> bytes:

@@ -11,7 +11,7 @@ import os
 import sys
 
 from sentinel import gitio
-from sentinel.diffparse import parse_diff
+from sentinel.diffparse import ChunkLines, parse_diff
 from sentinel.errors import GitError, InputError
 from sentinel.filecache import read_files
 from sentinel.languages import detect_language
@@ -85,22 +85,26 @@ def _too_large(what: str, limit: int) -> InputError:
 
 
 def staged(cwd: str | None = None, started: gitio.StagedSnapshot | None = None) -> Change:
-    """The staged change; `started`: its git processes, if the caller already launched them."""
+    """The staged change; `started`: its git processes, if the caller already launched them. The diff
+    is parsed as git writes it (a whole tree's diff takes git as long to write as half its parse)."""
     try:
         limit = max_diff_bytes()
-        root, data, reader = started.result(limit) if started is not None else \
-            gitio.locate_and_diff_staged(cwd, limit)
-    except gitio.OutputTooLarge:
-        raise _too_large("the staged diff", limit) from None
     except InputError:
         if started is not None:
             started.abandon()
         raise
+    root, output, reader = (started if started is not None else gitio.StagedSnapshot(cwd)).stream(limit)
     try:
-        cs = parse_diff(data, source="staged")  # bytes: decoded a block at a time, the cheaper in memory
-        del data
-    except BaseException:
+        cs = parse_diff(ChunkLines(output), source="staged")
+    except gitio.OutputTooLarge:
         reader.close()
+        raise _too_large("the staged diff", limit) from None
+    except BaseException as exc:
+        output.stop()
+        reader.close()
+        failure = output.failure() if isinstance(exc, InputError) else None
+        if failure is not None:  # a diff cut short by a git that failed: git's error, not the diff's
+            raise failure from None
         raise
     cs.root = root
     cs.head = "INDEX"

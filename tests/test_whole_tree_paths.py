@@ -258,3 +258,108 @@ def test_a_comment_is_read_without_its_line_ending():
     ctx = _ctx("a = 1  # x\r\nb = 2  # TODO\r\n")
     assert not placeholder._hash_comment_candidate(ctx, ("x\r",), ())
     assert placeholder._hash_comment_candidate(ctx, ("TODO",), ()) and not _hash_candidate_line_by_line(ctx, ("x\r",), ())
+
+
+# --- the staged diff read while git writes it ------------------------------------------------------------------
+
+def _blocks(data: bytes, rng: random.Random) -> list[bytes]:
+    """`data` cut at random places: inside lines, between "\r" and "\n", inside a multi-byte character."""
+    cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(0, 12)))) if len(data) > 1 else []
+    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_diff_read_in_blocks_parses_as_the_whole(seed):
+    from sentinel.diffparse import ChunkLines
+
+    rng = random.Random(seed)
+    for _ in range(40):
+        text = _random_diff(rng)
+        if rng.random() < 0.3:
+            text = text.replace("line", rng.choice(["café", "\U0001f600", "x\udcff"]))
+        data = text.encode("utf-8", "surrogateescape")
+        if rng.random() < 0.2:
+            data = data.rstrip(b"\n")  # output that does not end with a newline
+        whole = _parse_or_error(data)
+        blocks = _blocks(data, rng)
+        assert _parse_or_error(ChunkLines(iter(blocks))) == whole, blocks
+
+
+def test_a_diff_read_in_blocks_is_judged_as_the_whole_when_it_has_no_file_sections():
+    from sentinel.diffparse import ChunkLines
+
+    for data in (b"", b" \n\t\n", b"hello\n", b"\n\n+++ b/x\n@@ -1 +1 @@\n", b"x" * 5000 + b"\n--- a\n"):
+        blocks = [data[i:i + 7] for i in range(0, len(data), 7)]
+        assert _parse_or_error(ChunkLines(iter(blocks))) == _parse_or_error(data), data[:40]
+
+
+def test_a_staged_diff_is_parsed_while_git_writes_it(repo):
+    from sentinel import sources
+
+    body = "".join(f"def f_{i}(x):\n    return 'caf\u00e9' * {i}\r\n" for i in range(3000))
+    repo.write("a.py", body)
+    repo.write("b.py", "x = 1")  # no newline at the end
+    repo.git("add", "-A")
+    change = sources.staged(str(repo.path))
+    files = {f.path: f for f in change.changeset.files}
+    assert len(files["a.py"].added) == 6000 and files["a.py"].added[2] == "    return 'caf\u00e9' * 0"
+    assert 2 in files["a.py"].crlf_lines and files["b.py"].added == {1: "x = 1"}
+    assert change.read(["a.py"])["a.py"] == body.encode()
+
+
+# --- shards of a large change ------------------------------------------------------------------------------------
+
+class _Sized:
+    def __init__(self, lines: int):
+        self.line_count = lines
+        self.has_content = True
+        self.memo: dict = {}
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 8])
+def test_shards_cover_every_file_in_order_and_end_small(jobs):
+    from sentinel import parallel
+
+    rng = random.Random(jobs)
+    files = [_Sized(rng.choice([rng.randrange(1, 400), rng.randrange(400, 9000)])) for _ in range(700)]
+    parts = parallel.shards(files, jobs, 4000)
+    assert [f for part in parts for f in part] == files and all(parts)
+    remaining = sum(f.line_count for f in files)
+    for part in parts:
+        size = sum(f.line_count for f in part)
+        # each shard is what was left over 2*jobs (at least the minimum), overshooting by its last file only
+        assert size - part[-1].line_count < max(4000, remaining / (2 * jobs)) <= size or part is parts[-1]
+        remaining -= size
+    sizes = [sum(f.line_count for f in part) for part in parts]
+    assert sizes[0] > 4 * sizes[-2] and len(parts) > 2 * jobs
+
+
+def _writer(script: str):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", "import sys, time\n" + script],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_a_git_that_fails_after_writing_part_of_its_diff_is_a_git_error():
+    from sentinel import gitio
+    from sentinel.diffparse import ChunkLines, parse_diff
+    from sentinel.errors import GitError
+
+    proc = _writer("sys.stdout.write('diff --git a/x.py b/x.py\\nnew file mode 100644\\n--- /dev/null\\n+++ b/x.py\\n"
+                   "@@ -0,0 +1,3 @@\\n+a\\n'); sys.stdout.flush(); sys.stderr.write('fatal: bad object'); sys.exit(128)")
+    out = gitio.StreamedOutput(proc, None, "git diff --cached")
+    with pytest.raises(GitError, match="git diff --cached failed: fatal: bad object"):
+        parse_diff(ChunkLines(out))  # not "the hunk ends early": the diff is cut short because git failed
+
+
+def test_a_streamed_diff_larger_than_the_limit_stops_git():
+    from sentinel import gitio
+
+    proc = _writer("while True: sys.stdout.write('+' * 4095 + '\\n')")
+    out = gitio.StreamedOutput(proc, 1 << 20, "git diff --cached")
+    with pytest.raises(gitio.OutputTooLarge):
+        for _ in out:
+            pass
+    assert proc.wait(timeout=10) != 0 and out.failure() is None  # stopped by us: not git's failure
