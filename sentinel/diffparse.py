@@ -258,8 +258,9 @@ _RUN = 4096  # lines taken at once: fast, and a bounded copy
 
 
 class _Parser:
-    def __init__(self, first_line: int = 1):
+    def __init__(self, first_line: int = 1, on_file=None):
         self.files: list[FileChange] = []
+        self.on_file = on_file  # called with each file as its section ends
         self.lineno = first_line - 1
         self.sec: _Section | None = None
         # Hunk state: lines still expected on each side, next line numbers, where it started.
@@ -474,6 +475,8 @@ class _Parser:
         if fc.added and fc.unreadable is None and _has_surrogates(fc.added):
             fc.unreadable = NOT_UTF8
         self.files.append(fc)
+        if self.on_file is not None:
+            self.on_file(fc)
 
     # -- hunks ---------------------------------------------------------------------------------
     def _start_hunk(self, raw: str) -> None:
@@ -606,16 +609,16 @@ def _has_surrogates(lines: dict[int, str]) -> bool:
                 return True
 
 
-def parse_diff(text: str | bytes | ChunkLines, source: str = "diff") -> ChangeSet:
+def parse_diff(text: str | bytes | ChunkLines, source: str = "diff", on_file=None) -> ChangeSet:
     """Parse a unified diff, as text, as the bytes git wrote (decoded a block at a time: the cheaper
-    in memory) or as :class:`ChunkLines` (read while git writes it). Raises InputError naming the line
-    and the problem on malformed input.
+    in memory) or as :class:`ChunkLines` (read while git writes it); `on_file` is called with each file
+    as its section ends. Raises InputError naming the line and the problem on malformed input.
 
     One process reads the whole diff: cut at file sections and read by forked workers, a whole tree's
     diff (637K lines) took longer, since the lines a worker read come back pickled and are unpickled here
     (0.27 s of CPU reading it here, 0.22 s here plus a worker's 0.23 s when cut in two)."""
     try:
-        files = _Parser(1).feed_all(text)
+        files = _Parser(1, on_file).feed_all(text)
     except _Malformed as exc:
         raise InputError(f"malformed diff ({source}): line {exc.line}: {exc.problem}") from None
     _refuse_duplicates(files, source)

@@ -94,8 +94,14 @@ def staged(cwd: str | None = None, started: gitio.StagedSnapshot | None = None) 
             started.abandon()
         raise
     root, output, reader = (started if started is not None else gitio.StagedSnapshot(cwd)).stream(limit)
+    request = getattr(reader, "request", None)
+
+    def ask_for_content(fc: FileChange) -> None:  # what Change.read will want: git reads it meanwhile
+        if fc.status is not FileStatus.DELETED and not fc.is_binary and fc.status is not FileStatus.BINARY:
+            request(f":{fc.path}")
+
     try:
-        cs = parse_diff(ChunkLines(output), source="staged")
+        cs = parse_diff(ChunkLines(output), source="staged", on_file=ask_for_content if request else None)
     except gitio.OutputTooLarge:
         reader.close()
         raise _too_large("the staged diff", limit) from None

@@ -3,6 +3,7 @@ what the plain paths find. Their speed is measured in benchmarks/bench_check.py,
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -300,7 +301,11 @@ def test_a_staged_diff_is_parsed_while_git_writes_it(repo):
     repo.write("a.py", body)
     repo.write("b.py", "x = 1")  # no newline at the end
     repo.git("add", "-A")
+    repo.write("c.bin", b"\x00\x01")
+    repo.git("add", "-A")
     change = sources.staged(str(repo.path))
+    if change.blob_reader is not None and hasattr(change.blob_reader, "requested"):
+        assert change.blob_reader.requested == [":a.py", ":b.py"]  # asked for while parsing; not the binary file
     files = {f.path: f for f in change.changeset.files}
     assert len(files["a.py"].added) == 6000 and files["a.py"].added[2] == "    return 'caf\u00e9' * 0"
     assert 2 in files["a.py"].crlf_lines and files["b.py"].added == {1: "x = 1"}
@@ -363,3 +368,42 @@ def test_a_streamed_diff_larger_than_the_limit_stops_git():
         for _ in out:
             pass
     assert proc.wait(timeout=10) != 0 and out.failure() is None  # stopped by us: not git's failure
+
+
+# --- staged blobs asked for while the diff is parsed -------------------------------------------------------------
+
+_BLOBS = {"a.py": b"x = 1\n", "dir with space/b.txt": b"\x00\x01binary\n\n", "caf\u00e9.py": "s = 'é'\n".encode(),
+          "empty.py": b"", "big.py": b"y = 2\n" * 50_000, "nl.py": b"\n"}
+
+
+def _staged_blobs(repo):
+    for path, data in _BLOBS.items():
+        repo.write(path, data)
+    repo.git("add", "-A")
+    return [f":{p}" for p in _BLOBS] + [":missing.py"]
+
+
+@pytest.mark.parametrize("asked_before", [[], [":a.py", ":big.py", ":gone.py"], "all"])
+def test_blobs_asked_for_early_are_read_as_through_a_pipe(repo, asked_before):
+    from sentinel import gitio
+
+    specs = _staged_blobs(repo)
+    expected = gitio.BlobReader(str(repo.path)).read(specs)
+    assert expected[":big.py"] == _BLOBS["big.py"] and expected[":missing.py"] is None
+    reader = gitio.SpooledBlobReader.start(str(repo.path))
+    if reader is None:
+        pytest.skip("no unnamed temporary files here: the pipe reader is used")
+    for spec in specs if asked_before == "all" else asked_before:
+        reader.request(spec)
+    wanted = specs[1:]  # one asked for early and never read: left out
+    assert reader.read(wanted) == {s: expected[s] for s in wanted}
+
+
+def test_blobs_spooled_where_git_cannot_write_are_read_through_a_pipe(repo):
+    from sentinel import gitio
+
+    specs = _staged_blobs(repo)
+    read_only = os.open(str(repo.path / "a.py"), os.O_RDONLY)  # cat-file cannot write its output there
+    reader = gitio.SpooledBlobReader(str(repo.path), read_only)
+    reader.request(":a.py")
+    assert reader.read(specs) == gitio.BlobReader(str(repo.path)).read(specs)
