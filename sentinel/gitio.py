@@ -383,14 +383,15 @@ class SpooledBlobReader:
 
 def _parse_spool(fd: int, order: list[str], wanted: set[str]) -> dict[str, bytes | None]:
     """The blobs of `wanted` from cat-file's output for `order`, read from the file `fd` in place."""
-    import mmap
-
     size = os.fstat(fd).st_size
     result: dict[str, bytes | None] = {}
-    if not size:
-        data = b""
-    else:
+    mapped = size > _READ_SPOOL_BELOW
+    if mapped:  # read in place: the blobs are copied out of it, never the whole output into memory first
+        import mmap
+
         data = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+    else:  # a commit's few files: one read, and no mmap import on the hook path
+        data = os.pread(fd, size, 0) if size else b""
     try:
         pos = 0
         for spec in order:
@@ -410,9 +411,12 @@ def _parse_spool(fd: int, order: list[str], wanted: set[str]) -> dict[str, bytes
             if spec in wanted:
                 result[spec] = value
     finally:
-        if size:
+        if mapped:
             data.close()
     return result
+
+
+_READ_SPOOL_BELOW = 1 << 20
 
 
 def _reason(err: bytes, returncode: int) -> str:

@@ -373,7 +373,7 @@ def test_a_streamed_diff_larger_than_the_limit_stops_git():
 # --- staged blobs asked for while the diff is parsed -------------------------------------------------------------
 
 _BLOBS = {"a.py": b"x = 1\n", "dir with space/b.txt": b"\x00\x01binary\n\n", "caf\u00e9.py": "s = 'é'\n".encode(),
-          "empty.py": b"", "big.py": b"y = 2\n" * 50_000, "nl.py": b"\n"}
+          "empty.py": b"", "big.py": b"y = 2\n" * 200_000, "nl.py": b"\n"}
 
 
 def _staged_blobs(repo):
