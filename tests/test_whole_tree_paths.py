@@ -407,3 +407,45 @@ def test_blobs_spooled_where_git_cannot_write_are_read_through_a_pipe(repo):
     reader = gitio.SpooledBlobReader(str(repo.path), read_only)
     reader.request(":a.py")
     assert reader.read(specs) == gitio.BlobReader(str(repo.path)).read(specs)
+
+
+# --- the store's digest of a change ------------------------------------------------------------------------------
+
+def _digest_line_by_line(changeset) -> str:
+    """content_digest as it was written first: one update per line."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted(changeset.files, key=lambda f: f.path):
+        h.update(f"\0F{f.path}\0{f.old_path or ''}\0{f.status.value}\0{int(f.is_binary)}".encode("utf-8", "surrogateescape"))
+        for n in sorted(f.added):
+            h.update(f"\0+{n}\0{f.added[n]}".encode("utf-8", "surrogateescape"))
+        for n, text in f.removed:
+            h.update(f"\0-{n}\0{text}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_change_is_digested_as_line_by_line(seed, monkeypatch):
+    from sentinel.memory import gate_hook
+    from sentinel.memory.gate_hook import content_digest
+    from sentinel.models import ChangeSet
+
+    if seed % 2:
+        monkeypatch.setattr(gate_hook, "_OPENSSL_FROM_LINES", 0)  # the large-change path, on a small change
+    if seed % 3 == 0:
+        monkeypatch.setattr(gate_hook, "_PREFIXES_UP_TO", 30)  # line numbers past the table
+
+    rng = random.Random(seed)
+    pieces = ["x", "é", "\U0001f600", "\udcff", "\0", "+1", "\\", " ", "\r", "{}", "{0}"]
+    files = []
+    for i in range(rng.randrange(0, 6)):
+        status = rng.choice(list(FileStatus))
+        added = {n: "".join(rng.choice(pieces) for _ in range(rng.randrange(5))) for n in
+                 sorted(rng.sample(range(1, 60), rng.randrange(0, 12)), key=lambda _: rng.random())}
+        removed = [(n, "".join(rng.choice(pieces) for _ in range(rng.randrange(5)))) for n in range(rng.randrange(4))]
+        files.append(FileChange(path=rng.choice(["a.py", "b/c.py", "z", "é.py"]) + str(i), old_path=rng.choice([None, "o.py"]),
+                                status=status, language="python", added=added, removed=removed,
+                                is_binary=rng.random() < 0.1))
+    changeset = ChangeSet(files=files, source="test")
+    assert content_digest(changeset) == _digest_line_by_line(changeset)
