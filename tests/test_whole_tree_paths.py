@@ -449,3 +449,212 @@ def test_a_change_is_digested_as_line_by_line(seed, monkeypatch):
                                 is_binary=rng.random() < 0.1))
     changeset = ChangeSet(files=files, source="test")
     assert content_digest(changeset) == _digest_line_by_line(changeset)
+
+
+# --- the rules' cheaper scans of a whole file ------------------------------------------------------------------
+
+_TOKEN_ALTERNATION = (r"AKIA|ASIA|gh[pousr]_|github_pat_|xox[baprs]-|AIza|k_live_|sk-ant-|T3BlbkFJ|PRIVATE KEY|"
+                      r"gl(?:pat|ptt|dt|rt|cbt|oas)-|npm_|pypi-AgEI|hf_|SG\.|hooks\.slack|shp(?:at|ca|pa|ss)_|"
+                      r"do[opr]_v1_|AGE-SECRET|eyJ")
+_TOKEN_PIECES = ["AKIA", "ASIA", "AIza", "AGE-SECRET", "AGE", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "ghx_", "gh",
+                 "github_pat_", "glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glx-", "gl", "xoxb-", "xoxa-",
+                 "xoxp-", "xoxr-", "xoxs-", "xox-", "k_live_", "sk-ant-", "shpat_", "shpca_", "shppa_", "shpss_", "shp_",
+                 "T3BlbkFJ", "PRIVATE KEY", "npm_", "pypi-AgEI", "pypi-", "hf_", "hooks.slack", "hooks", "SG.", "SG",
+                 "doo_v1_", "dop_v1_", "dor_v1_", "dox_v1_", "eyJ", "ey", "_", "-", ".", "a", "s", "h", "\n"]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_token_gate_matches_where_the_plain_alternation_of_its_prefixes_does(seed):
+    import re
+
+    from sentinel.redact import TOKEN_GATE
+
+    plain = re.compile(_TOKEN_ALTERNATION)
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_TOKEN_PIECES) for _ in range(rng.randrange(1, 200)))
+    assert [m.start() for m in TOKEN_GATE.finditer(text)] == [m.start() for m in plain.finditer(text)], text
+    for piece in _TOKEN_PIECES:  # each prefix alone
+        assert bool(TOKEN_GATE.search(piece)) == bool(plain.search(piece)), piece
+
+
+def _python_sources() -> list[str]:
+    """Real modules of every shape: this project's own."""
+    import sentinel
+
+    root = os.path.dirname(sentinel.__file__)
+    out = []
+    for folder, _, names in os.walk(root):
+        out.extend(open(os.path.join(folder, n), encoding="utf-8").read() for n in sorted(names) if n.endswith(".py"))
+    return out
+
+
+_ASSIGNMENTS = '''
+A = "x"; A = "y"
+def f(q):
+    b = "one"; b: str = "two"
+    if q:
+        b = "three"
+        class C:
+            b = "four"
+    def g():
+        b = "five"
+    run(b, A)
+    return b
+def h():
+    c = "1"; c = "2"
+    use(c)
+'''
+
+
+def test_a_name_s_last_assignment_is_found_as_by_ast_walk():
+    import ast
+
+    from sentinel.checks.jail import python as jail_python
+
+    def by_ast_walk(ctx, name):  # jail's _assigned_value before it walked without the context leaves
+        scope = next((a for a in ctx.ancestors(name) if isinstance(a, jail_python._SCOPES)), None)
+        candidates = ast.walk(scope) if scope is not None else iter(getattr(ctx.tree, "body", ()))
+        best = jail_python._last_assignment(candidates, name)
+        if best is None and scope is not None:
+            best = jail_python._last_assignment(iter(getattr(ctx.tree, "body", ())), name)
+        return (best.value, best) if best is not None else (None, None)
+
+    found = 0
+    for source in [_ASSIGNMENTS, *_python_sources()]:
+        ctx = _ctx(source, FileStatus.ADDED, FilterMode.FILE)
+        names = [n for n in ctx.nodes(ast.Name) if isinstance(n.ctx, ast.Load)][:300]
+        for name in names:
+            value, assign = jail_python._assigned_value(ctx, name)
+            expected = by_ast_walk(ctx, name)
+            assert value is expected[0] and assign is expected[1], ast.dump(name)
+            found += assign is not None
+    assert found > 100
+    ctx = _ctx(_ASSIGNMENTS, FileStatus.ADDED, FilterMode.FILE)
+    uses = {n.id: n for n in ctx.nodes(ast.Name) if isinstance(n.ctx, ast.Load) and n.id in ("b", "c")}
+    assert jail_python._assigned_value(ctx, uses["b"])[0].value == "five"  # the last line before the use wins
+    assert jail_python._assigned_value(ctx, uses["c"])[0].value == "1"  # of two on that line, the first
+
+
+def test_a_class_s_self_attributes_are_found_as_by_ast_walk():
+    import ast
+
+    from sentinel.checks import placeholder
+
+    def by_ast_walk(cls):
+        found = {}
+        for method in cls.body:
+            if isinstance(method, placeholder._FUNCS):
+                for node in ast.walk(method):
+                    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                            and node.value.id in ("self", "cls")):
+                        users = found.setdefault(node.attr, [])
+                        if not users or users[-1] is not method:
+                            users.append(method)
+        return found
+
+    classes = 0
+    for source in _python_sources():
+        for cls in (n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef)):
+            assert placeholder._self_attributes(cls) == by_ast_walk(cls), cls.name
+            classes += 1
+    assert classes > 50
+
+
+_BINDINGS = '''
+password = "hunter2hunter2"
+token: str = b"abc"
+key = f"static-value"
+other_key = f"static-{1}"
+secret = None
+a, api_key = 1, "s3cr3t-value"
+call(passwd="pw-value", timeout=3, flag=True, empty="")
+conf = {"db.password": "x1", "port": 5432, "AWS::IAM": "y", 3: "z"}
+def f(x, token="default-token", n=0, *, secret=b"bytes-value", cert=b"\\xff\\xfe", k=None): pass
+g = lambda auth_token="lambda-token", m=1.5: m
+'''
+
+
+def _bindings_unfiltered(ctx):
+    """chaos._bindings before it skipped the literals _literal never reads as text."""
+    import ast
+
+    for node in ctx.nodes(ast.Assign):
+        value = node.value
+        if isinstance(value, chaos._LITERAL_NODES):
+            for t in node.targets:
+                yield chaos._target_name(t), value
+        elif isinstance(value, (ast.Tuple, ast.List)):
+            for t in node.targets:
+                if isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
+                    for te, ve in zip(t.elts, value.elts):
+                        if isinstance(ve, chaos._LITERAL_NODES):
+                            yield chaos._target_name(te), ve
+    for node in ctx.nodes(ast.AnnAssign):
+        if isinstance(node.value, chaos._LITERAL_NODES):
+            yield chaos._target_name(node.target), node.value
+    for node in ctx.nodes(ast.keyword):
+        if node.arg and isinstance(node.value, chaos._LITERAL_NODES):
+            yield node.arg, node.value
+    for node in ctx.nodes(ast.Dict):
+        for k, v in zip(node.keys, node.values):
+            if (isinstance(v, chaos._LITERAL_NODES) and isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    and chaos._KEY_NAME.match(k.value)):
+                yield k.value, v
+    for node in ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+        a = node.args
+        positional = a.posonlyargs + a.args
+        for arg, default in zip(positional[len(positional) - len(a.defaults):], a.defaults):
+            yield arg.arg, default
+        for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+            if default is not None:
+                yield arg.arg, default
+
+
+def test_the_bindings_skipped_early_are_those_never_read_as_text():
+    def read(pairs):
+        return [(name, node) for name, node in pairs
+                if name and isinstance(node, chaos._LITERAL_NODES) and chaos._literal(node)]
+
+    skipped = 0
+    for source in [_BINDINGS, *_python_sources()]:
+        ctx = _ctx(source, FileStatus.ADDED, FilterMode.FILE)
+        fast, plain = list(chaos._bindings(ctx)), list(_bindings_unfiltered(ctx))
+        assert read(fast) == read(plain)
+        skipped += len(plain) - len(fast)
+    assert skipped > 100  # the early skip is taken
+    ctx = _ctx(_BINDINGS, FileStatus.ADDED, FilterMode.FILE)
+    assert {name for name, _ in read(chaos._bindings(ctx))} >= {"password", "token", "key", "api_key", "passwd",
+                                                               "db.password", "auth_token", "secret"}
+
+
+_COMMENT_PIECES = ["# ", "#", "TODO", "FIXME", "todo", "stub", "Stub", "placeholder", "dummy", "fill in", "not implemented",
+                   "x = 1", "pass", "'", '"""', "\n", "\n", "\n", "\r\n", "\r", " ", "İ", "Σ", "s = '#'"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_placeholder_comments_are_found_as_without_the_comment_tail_gate(seed, monkeypatch):
+    from sentinel.checks import placeholder
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_COMMENT_PIECES) for _ in range(rng.randrange(1, 300)))
+    for status, mode in ((FileStatus.ADDED, FilterMode.ADDED), (FileStatus.MODIFIED, FilterMode.ADDED),
+                         (FileStatus.MODIFIED, FilterMode.FILE), (FileStatus.ADDED, FilterMode.DIFF_CONTEXT)):
+        gated = placeholder._comments(_ctx(text, status, mode))
+        with monkeypatch.context() as m:
+            m.setattr(placeholder, "_hash_tails_may_hold", lambda *a: True)
+            plain = placeholder._comments(_ctx(text, status, mode))
+        assert [(f.rule, f.line, f.column, f.message) for f in gated] == \
+            [(f.rule, f.line, f.column, f.message) for f in plain], (text, status, mode)
+
+
+def test_the_comment_tail_gate_skips_a_file_whose_words_are_only_in_code():
+    from sentinel.checks import placeholder
+
+    words = ("TODO",)
+    code = "def placeholder_dummy(stub):\n    return 'TODO: stub'  \n"
+    assert not placeholder._hash_tails_may_hold(_ctx(code), words, placeholder._STUB_WORDS)
+    assert placeholder._hash_tails_may_hold(_ctx(code + "x = 1  # a Stub for now\n"), words, placeholder._STUB_WORDS)
+    assert placeholder._hash_tails_may_hold(_ctx(code + "# TODO\n"), words, ())
+    assert not placeholder._hash_tails_may_hold(_ctx(code + "# todo\n"), words, ())
+    # a few lines of a modified file: the gate leaves them to the exact path
+    assert placeholder._hash_tails_may_hold(_ctx(code, FileStatus.MODIFIED), words, placeholder._STUB_WORDS)

@@ -994,38 +994,50 @@ _LITERAL_NODES = (ast.Constant, ast.JoinedStr)
 _KEY_NAME = lazy_compile(r"[A-Za-z_][\w.\-]{0,79}$")
 
 
+def _textual(node: ast.AST) -> bool:
+    """Could _literal read this node as text? Only a str or bytes constant or an f-string: a default of None,
+    a number or a boolean never is, and those are most of a file's bindings (keyword arguments, defaults)."""
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, _TEXT))
+
+
+_TEXT = (str, bytes)
+
+
 def _bindings(ctx: FileContext):
-    """(name, value node) for every place a name is bound to a literal (names resolved lazily:
-    most bindings are not literals, and this runs over every assignment of the file)."""
+    """(name, value node) for every place a name is bound to a literal that _literal may read as text (the
+    others are skipped here rather than by the caller: this runs over every binding of the file)."""
+    textual = _textual
     for node in ctx.nodes(ast.Assign):
         value = node.value
         if isinstance(value, _LITERAL_NODES):
-            for t in node.targets:
-                yield _target_name(t), value
+            if textual(value):
+                for t in node.targets:
+                    yield _target_name(t), value
         elif isinstance(value, (ast.Tuple, ast.List)):
             for t in node.targets:
                 if isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == len(value.elts):
                     for te, ve in zip(t.elts, value.elts):
-                        if isinstance(ve, _LITERAL_NODES):
+                        if textual(ve):
                             yield _target_name(te), ve
     for node in ctx.nodes(ast.AnnAssign):
-        if isinstance(node.value, _LITERAL_NODES):
+        if node.value is not None and textual(node.value):
             yield _target_name(node.target), node.value
     for node in ctx.nodes(ast.keyword):
-        if node.arg and isinstance(node.value, _LITERAL_NODES):
+        if node.arg and textual(node.value):
             yield node.arg, node.value
     for node in ctx.nodes(ast.Dict):
         for k, v in zip(node.keys, node.values):
-            if (isinstance(v, _LITERAL_NODES) and isinstance(k, ast.Constant) and isinstance(k.value, str)
+            if (textual(v) and isinstance(k, ast.Constant) and isinstance(k.value, str)
                     and _KEY_NAME.match(k.value)):
                 yield k.value, v
     for node in ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
         a = node.args
         positional = a.posonlyargs + a.args
         for arg, default in zip(positional[len(positional) - len(a.defaults):], a.defaults):
-            yield arg.arg, default
+            if textual(default):
+                yield arg.arg, default
         for arg, default in zip(a.kwonlyargs, a.kw_defaults):
-            if default is not None:
+            if default is not None and textual(default):
                 yield arg.arg, default
 
 

@@ -37,11 +37,11 @@ import ast
 import re
 from functools import cache, lru_cache
 
-from sentinel.checks.base import FileContext
+from sentinel.checks.base import FileContext, walk
 from sentinel.checks.style import any_word
 from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
 from sentinel.lazyre import lazy_compile
-from sentinel.models import Finding, Severity
+from sentinel.models import FileStatus, FilterMode, Finding, Severity
 from sentinel.roles import DOCS, TEST
 from sentinel.rules import SAME, UNFINISHED_ROLES, WARNING, Rule
 
@@ -274,6 +274,8 @@ def _stub_like_lines(ctx: FileContext):
 def _comments(ctx: FileContext) -> list[Finding]:
     cfg = ctx.config.placeholder
     words, marker, allowed = _marker_patterns(tuple(cfg.markers), cfg.allowed_form)
+    if ctx.language in HASH_COMMENT and not _hash_tails_may_hold(ctx, words or (), _STUB_WORDS):
+        return []  # _hash_comment_candidate would say no: spared the two scans of the whole text below
     want_markers = words is not None and any_word(ctx, words)
     want_stubs = any_word(ctx, _STUB_WORDS, fold=True)
     if not want_markers and not want_stubs:
@@ -413,6 +415,22 @@ def _hash_comment_candidate(ctx: FileContext, words: tuple[str, ...], folded: tu
 
 
 _HASH_TAIL = lazy_compile(r"#[^\n]*")  # from the first "#" of a line to its end
+
+
+def _hash_tails_may_hold(ctx: FileContext, words: tuple[str, ...], folded: tuple[str, ...]) -> bool:
+    """False only when _hash_comment_candidate(ctx, w, f) is False for every w ⊆ words, f ⊆ folded: no "#" tail
+    of any line of the text holds a word. Where the gate would search the whole text (a new file, a file mode),
+    the tails of all lines, joined and searched once per word, are a tenth of the text or less: a whole tree's
+    files are mostly code, and a file with no marker and no stub word in a comment was searched for each of ~30
+    words through all its code. True (let the exact path decide) when a line in scope is not a line of the
+    text (its stand-in comes from the diff) or the gate would look at a few lines only."""
+    if not (ctx.change.status is FileStatus.ADDED or ctx.mode in (FilterMode.FILE, FilterMode.NOFILTER)):
+        return True
+    selected = ctx.selected_lines()
+    if selected and selected[-1] > ctx.line_count:
+        return True
+    tails = "\n".join(_HASH_TAIL.findall(ctx.text))  # no word holds a line break: none spans two tails
+    return _has_word(tails, words, folded)
 
 
 def _hash_tails(ctx: FileContext, wanted: set[int]):
@@ -607,7 +625,7 @@ def _self_attributes(cls: ast.ClassDef) -> dict[str, list]:
         for method in cls.body:
             if not isinstance(method, _FUNCS):
                 continue
-            for node in ast.walk(method):
+            for node in walk(method):  # ast.walk's nodes but the Load/Store and operator leaves
                 if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                         and node.value.id in ("self", "cls")):
                     users = found.setdefault(node.attr, [])

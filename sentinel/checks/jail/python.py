@@ -6,7 +6,7 @@ import ast
 import posixpath
 import re
 
-from sentinel.checks.base import FileContext
+from sentinel.checks.base import FileContext, walk
 from sentinel.checks.jail.paths import protected_write_target
 from sentinel.checks.jail.rules import SEN101, SEN103, SEN104, SEN105, SEN108
 from sentinel.checks.jail.settings import _PROBES_DYN_IMPORT, _PROBES_SQL, _PROBES_WRITE, _lazy, _Out, _Settings, probe
@@ -297,7 +297,9 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 def _assigned_value(ctx: FileContext, name: ast.Name) -> tuple[ast.AST | None, ast.AST | None]:
     """The value last assigned to ``name`` before its use, in the enclosing function, else at module level."""
     scope = next((a for a in ctx.ancestors(name) if isinstance(a, _SCOPES)), None)
-    candidates = ast.walk(scope) if scope is not None else iter(getattr(ctx.tree, "body", ()))
+    # ast.walk's nodes in its order (the first of two assignments on one line wins), but the context and
+    # operator leaves, which no assignment is: a function's walk per SQL call is twice as fast.
+    candidates = walk(scope) if scope is not None else iter(getattr(ctx.tree, "body", ()))
     best = _last_assignment(candidates, name)
     if best is None and scope is not None:
         best = _last_assignment(iter(getattr(ctx.tree, "body", ())), name)
