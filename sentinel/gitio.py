@@ -62,9 +62,23 @@ def _communicate_capped(proc: subprocess.Popen, limit: int | None) -> tuple[byte
         if limit is not None and len(out) > limit:
             raise OutputTooLarge()
         return out, err
+    err: list[bytes] = []
+    try:
+        out = b"".join(_stdout_blocks(proc, limit, err))
+    except OutputTooLarge:
+        proc.kill()
+        proc.wait()
+        raise
+    proc.wait()
+    return out, b"".join(err)
+
+
+def _stdout_blocks(proc: subprocess.Popen, limit: int | None, err: list[bytes]):
+    """A process's stdout in blocks as it writes them, its stderr gathered into `err` alongside (so that it
+    never blocks on a full pipe); more than `limit` bytes of stdout raise OutputTooLarge (the caller stops
+    the process). POSIX only: select() on pipes."""
     import selectors
 
-    chunks: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
     size = 0
     with selectors.DefaultSelector() as sel:
         for stream in (proc.stdout, proc.stderr):
@@ -74,17 +88,13 @@ def _communicate_capped(proc: subprocess.Popen, limit: int | None) -> tuple[byte
                 chunk = os.read(key.fd, 1 << 20)
                 if not chunk:
                     sel.unregister(key.fileobj)
-                    continue
-                chunks[key.fd].append(chunk)
-                if key.fileobj is proc.stdout:
+                elif key.fileobj is proc.stderr:
+                    err.append(chunk)
+                else:
                     size += len(chunk)
-                    if size > limit:
-                        proc.kill()
-                        proc.wait()
+                    if limit is not None and size > limit:
                         raise OutputTooLarge()
-    proc.wait()
-    out = b"".join(chunks.pop(proc.stdout.fileno()))
-    return out, b"".join(chunks.popitem()[1])
+                    yield chunk
 
 
 def run_git(args: list[str], cwd: str | None = None, input_bytes: bytes | None = None,
@@ -195,25 +205,11 @@ class StreamedOutput:
             yield out
             self._check()
             return
-        import selectors
-
-        size = 0
-        with selectors.DefaultSelector() as sel:
-            for stream in (proc.stdout, proc.stderr):
-                sel.register(stream, selectors.EVENT_READ)
-            while sel.get_map():
-                for key, _ in sel.select():
-                    chunk = os.read(key.fd, 1 << 20)
-                    if not chunk:
-                        sel.unregister(key.fileobj)
-                    elif key.fileobj is proc.stderr:
-                        self.err.append(chunk)
-                    else:
-                        size += len(chunk)
-                        if self.limit is not None and size > self.limit:
-                            self.stop()
-                            raise OutputTooLarge()
-                        yield chunk
+        try:
+            yield from _stdout_blocks(proc, self.limit, self.err)
+        except OutputTooLarge:
+            self.stop()
+            raise
         proc.wait()
         self._check()
 
