@@ -301,10 +301,15 @@ class BlobReader:
     def close(self) -> None:
         """Stop the process when nothing is going to be read (never raises)."""
         proc, self.proc = self.proc, None
-        if proc is not None:
-            with proc:
-                proc.kill()
-                proc.communicate()
+        _kill(proc)
+
+
+def _kill(proc: subprocess.Popen | None) -> None:
+    """Stop a git process nobody is going to read from, and reap it."""
+    if proc is not None:
+        with proc:
+            proc.kill()
+            proc.communicate()
 
 
 class SpooledBlobReader:
@@ -371,9 +376,7 @@ class SpooledBlobReader:
         """Stop the process when nothing is going to be read (never raises)."""
         proc, self.proc = self.proc, None
         if proc is not None:
-            with proc:
-                proc.kill()
-                proc.communicate()
+            _kill(proc)
             os.close(self.spool)
 
 
