@@ -31,16 +31,24 @@ def _ctx(text: str, status: FileStatus = FileStatus.ADDED, mode: FilterMode = Fi
     return FileContext(fc, Config(), mode, text)
 
 
+# The views a file's scans must agree in: a new file, a modified file's added lines, a modified file whole.
+_VIEWS = ((FileStatus.ADDED, FilterMode.ADDED), (FileStatus.MODIFIED, FilterMode.ADDED),
+          (FileStatus.MODIFIED, FilterMode.FILE))
+
+
+def _random_text(seed: int, pieces: list[str], most: int) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice(pieces) for _ in range(rng.randrange(1, most)))
+
+
 def _one_alternation(ctx: FileContext) -> list[int]:
     return list(chaos._matching_lines(ctx, chaos._SECRET_LINE_GATE))
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_secret_lines_scanned_by_part_are_the_lines_of_the_one_alternation(seed):
-    rng = random.Random(seed)
-    text = "".join(rng.choice(_FRAGMENTS) for _ in range(rng.randrange(1, 400)))
-    for status, mode in ((FileStatus.ADDED, FilterMode.ADDED), (FileStatus.MODIFIED, FilterMode.ADDED),
-                         (FileStatus.MODIFIED, FilterMode.FILE)):
+    text = _random_text(seed, _FRAGMENTS, 400)
+    for status, mode in _VIEWS:
         ctx = _ctx(text, status, mode)
         assert chaos._secret_lines(ctx) == _one_alternation(ctx), (status, mode, text)
 
@@ -241,10 +249,8 @@ _STUB_PIECES = ["pass", "...", "NotImplemented", "NotImplementedError", "# ", "#
 def test_placeholder_whole_file_scans_find_what_the_line_by_line_scans_found(seed):
     from sentinel.checks import placeholder
 
-    rng = random.Random(seed)
-    text = "".join(rng.choice(_STUB_PIECES) for _ in range(rng.randrange(1, 300)))
-    for status, mode in ((FileStatus.ADDED, FilterMode.ADDED), (FileStatus.MODIFIED, FilterMode.ADDED),
-                         (FileStatus.MODIFIED, FilterMode.FILE)):
+    text = _random_text(seed, _STUB_PIECES, 300)
+    for status, mode in _VIEWS:
         ctx = _ctx(text, status, mode)
         assert list(placeholder._stub_like_lines(ctx)) == list(_stub_like_lines_one_regex(ctx)), text
         for words, folded in ((("TODO",), ("stub", "dummy", "placeholder")), ((), ("stub",)), (("TODO",), ()),
@@ -635,10 +641,8 @@ _COMMENT_PIECES = ["# ", "#", "TODO", "FIXME", "todo", "stub", "Stub", "placehol
 def test_placeholder_comments_are_found_as_without_the_comment_tail_gate(seed, monkeypatch):
     from sentinel.checks import placeholder
 
-    rng = random.Random(seed)
-    text = "".join(rng.choice(_COMMENT_PIECES) for _ in range(rng.randrange(1, 300)))
-    for status, mode in ((FileStatus.ADDED, FilterMode.ADDED), (FileStatus.MODIFIED, FilterMode.ADDED),
-                         (FileStatus.MODIFIED, FilterMode.FILE), (FileStatus.ADDED, FilterMode.DIFF_CONTEXT)):
+    text = _random_text(seed, _COMMENT_PIECES, 300)
+    for status, mode in (*_VIEWS, (FileStatus.ADDED, FilterMode.DIFF_CONTEXT)):
         gated = placeholder._comments(_ctx(text, status, mode))
         with monkeypatch.context() as m:
             m.setattr(placeholder, "_hash_tails_may_hold", lambda *a: True)
