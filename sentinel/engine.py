@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from sentinel import roles as roles_mod
-from sentinel.checks import CHECK_MODULES, OPTIONAL_CHECKS, load_check
+from sentinel.checks import ANALYSIS_ORDER, CHECK_MODULES, OPTIONAL_CHECKS, load_check
 from sentinel.checks.base import ChangeContext, FileContext
 from sentinel.config import Config
 from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity, Verdict
@@ -215,7 +215,8 @@ def _file_phases(names: list[str], contexts: list[FileContext], opts: RunOptions
     from sentinel import parallel
 
     modules, unloadable = {}, {}
-    for name in names:
+    first = {name: i for i, name in enumerate(ANALYSIS_ORDER)}
+    for name in sorted(names, key=lambda n: first.get(n, len(first))):
         try:
             module = load_check(name)
         except Exception as exc:  # a check that cannot even load is that check's error

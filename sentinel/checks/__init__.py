@@ -17,6 +17,10 @@ CHECK_MODULES: dict[str, str] = {
     # edits of Sentinel's own configuration (change-level; in CI the base branch's config applies)
     "gateconfig": "sentinel.checks.gateconfig",
 }
+# The order each file's analysis runs the per-file checks in (reports keep the gate's order above): chaos first,
+# whose AST rules apply to the most files (`except`, `eval`, `.get(`), so that the others find the tree made and
+# skip the keyword gates that exist only to spare a parse (FileContext.tree_in_hand).
+ANALYSIS_ORDER = ("chaos", "jail", "placeholder", "style")
 # Checks whose modules may be absent in this build (added by later features).
 OPTIONAL_CHECKS: dict[str, str] = {
     "drift": "sentinel.checks.drift",

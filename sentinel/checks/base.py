@@ -43,6 +43,7 @@ class FileContext:
         self.root = root
         self._content = content
         self._scan_text: str | None = None
+        self._lower_text: str | None = None
         self._lines: list[str] | None = None
         self._lexed: Lexed | None = None
         self._tree: ast.AST | None = None
@@ -78,6 +79,18 @@ class FileContext:
             self._scan_text = (text if self.language != "python" or text.isascii()
                                else unicodedata.normalize("NFKC", text))
         return self._scan_text
+
+    @property
+    def lower_text(self) -> str:
+        """The text lowercased, once per file: the case-insensitive keyword gates of several checks share it
+        (a whole tree's text is 20 MB). Lowercasing never adds or removes a newline."""
+        if self._lower_text is None:
+            self._lower_text = self.text.lower()
+        return self._lower_text
+
+    def lowered(self, text: str) -> str:
+        """`text` lowercased, through lower_text when it is the file's text (the scan text of an ASCII file is)."""
+        return self.lower_text if text is self.text else text.lower()
 
     def scan_line(self, n: int) -> str:
         """Line n as a keyword prefilter reads it (see scan_text)."""
@@ -165,6 +178,24 @@ class FileContext:
     def parse_error(self) -> str | None:
         return self._tree_error
 
+    @property
+    def parsed(self) -> bool:
+        """Has the file been parsed yet (by whichever check asked first), whatever the outcome?"""
+        return self._parsed
+
+    @property
+    def tree_in_hand(self) -> bool:
+        """Is the whole file in scope and its tree already made? A check's keyword gate exists only to spare
+        the parse: once another check has parsed the file, the exact AST pass over it costs less than the
+        gate's scans of the whole text (jail and placeholder skip their gates then; the gates are exact, so
+        the findings are the same either way: tests/test_fast_paths.py)."""
+        return self._parsed and self._tree is not None and self.whole_file_in_scope
+
+    @property
+    def whole_file_in_scope(self) -> bool:
+        """Is every line selectable (the file modes, or a new file whose lines are all added)?"""
+        return self.mode in (FilterMode.FILE, FilterMode.NOFILTER) or self.change.status is FileStatus.ADDED
+
     def nodes(self, *types: type) -> list:
         """All nodes of the given AST types (one walk per file, shared by every check)."""
         if self._nodes is None:
@@ -247,6 +278,7 @@ class FileContext:
         """Forget the computed views (lines, lexer output, AST) to free their memory; they are
         recomputed if asked for again."""
         self._lines = self._lexed = self._tree = self._nodes = self._parents = self._scan_text = None
+        self._lower_text = None
         self._parsed = False
         self._descents = 0
         self.memo.clear()

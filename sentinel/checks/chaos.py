@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
 
 from sentinel import roles
 from sentinel.checks.base import FileContext, parent_map
@@ -35,7 +34,7 @@ from sentinel.checks.secrets import (
 )
 from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
 from sentinel.lazyre import lazy_compile
-from sentinel.models import FileStatus, FilterMode, Finding, Severity
+from sentinel.models import Finding, Severity
 from sentinel.roles import CI, TEST
 from sentinel.rules import EVERYWHERE, INFO, OFF, QUALITY_ROLES, SECURITY_ROLES, Rule
 
@@ -144,22 +143,17 @@ _PY_GATE = lazy_compile(r"^\s*except\b|\b(?:eval|exec)\s*\(|(?:\.get|match|searc
 
 # --- scope helpers ------------------------------------------------------------------------------
 
-def _whole_file_in_scope(ctx: FileContext) -> bool:
-    """Every line is selectable (file modes, or a new file whose lines are all added)."""
-    return ctx.mode in (FilterMode.FILE, FilterMode.NOFILTER) or ctx.change.status is FileStatus.ADDED
-
-
 def _line_filter(ctx: FileContext):
     """ctx.selected, or None when every line is in scope (saves a call per AST node)."""
-    return None if _whole_file_in_scope(ctx) else ctx.selected
+    return None if ctx.whole_file_in_scope else ctx.selected
 
 
 def _matching_lines(ctx: FileContext, pattern: re.Pattern, lowered: bool = False):
     """Line numbers in scope where the pattern matches (one regex pass over the text when the whole
     file is in scope, so a 600K-line added file costs a C-level scan, not a Python loop per line).
     ``lowered``: the pattern is written for lowercased text (see secrets.secret_binding_pattern)."""
-    if _whole_file_in_scope(ctx):
-        text = _lower(ctx) if lowered else ctx.text
+    if ctx.whole_file_in_scope:
+        text = ctx.lower_text if lowered else ctx.text
         # One search per matching line, then jump to the next line: a minified one-line file
         # with thousands of matches costs one search, not one Python iteration per match.
         pos, line = 0, 1
@@ -180,17 +174,6 @@ def _matching_lines(ctx: FileContext, pattern: re.Pattern, lowered: bool = False
             text = ctx.line(n)
             if pattern.search(text.lower() if lowered else text):
                 yield n
-
-
-_LOWERED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _lower(ctx: FileContext) -> str:
-    """The file's text lowercased, once per file (lowercasing never adds or removes a newline)."""
-    low = _LOWERED.get(ctx)
-    if low is None:
-        low = _LOWERED[ctx] = ctx.text.lower()
-    return low
 
 
 # Roles whose files hold real configuration: a literal under a secret name there is a credential. Elsewhere
@@ -282,14 +265,14 @@ def _secret_lines(ctx: FileContext) -> list[int]:
     alternation costs twice as much in C (its first characters include most lowercase letters, so the engine
     tries every alternative at a third of all offsets), and it is the costliest scan of a whole-tree run. No
     match of any part spans a line, so a line matches the alternation exactly when it matches one part."""
-    if not _whole_file_in_scope(ctx):
+    if not ctx.whole_file_in_scope:
         return list(_matching_lines(ctx, _SECRET_LINE_GATE))
     lines = list(_matching_lines(ctx, TOKEN_GATE))
     text = ctx.text
     more: list[int] = []
     if "://" in text:
         more.extend(_matching_lines(ctx, _URL_PASSWORD_GATE))
-    low = _LOWERED.get(ctx) or text.lower()  # a match has "aws" and "secret" in some case: both in the lowered text
+    low = ctx.lower_text  # a match has "aws" and "secret" in some case: both in the lowered text
     if "aws" in low and "secret" in low:
         more.extend(_matching_lines(ctx, _AWS_SECRET_GATE))
     return sorted(set(lines).union(more)) if more else lines
@@ -380,11 +363,11 @@ _PY_LITERALS = ("except", "eval", "exec", ".get(", "match(", "search(", "which("
 def _py_worth_parsing(ctx: FileContext, extra: tuple[str, ...]) -> bool:
     """Could any AST rule fire on a line in scope? Parsing is the expensive part of this check."""
     binding = secret_binding_pattern(extra)
-    if _whole_file_in_scope(ctx):
+    if ctx.whole_file_in_scope:
         text = ctx.scan_text  # Python's NFKC identifiers: `ｅｖａｌ(x)` is a call of eval
         if any(lit in text for lit in _PY_LITERALS):
             return True
-        return binding.search(_lower(ctx)) is not None
+        return binding.search(ctx.lower_text) is not None
     for n in ctx.selected_lines():
         line = ctx.scan_line(n)
         if _PY_GATE.search(line) or binding.search(line.lower()):

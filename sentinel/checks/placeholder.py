@@ -207,7 +207,7 @@ def check_file(ctx: FileContext) -> list[Finding]:
         return []
     out = _comments(ctx)
     if language == "python":
-        if not ctx.path.endswith(".pyi") and _needs_ast(ctx):
+        if not ctx.path.endswith(".pyi") and (ctx.tree_in_hand or _needs_ast(ctx)):
             out.extend(_python_stubs(ctx))
     else:
         out.extend(_other_not_implemented(ctx))

@@ -149,7 +149,7 @@ def any_word(ctx: FileContext, words: tuple[str, ...], fold: bool = False) -> bo
     one) costs microseconds per line; when every line is in scope the whole text is searched at once.
     """
     if ctx.change.status is FileStatus.ADDED or ctx.mode in (FilterMode.FILE, FilterMode.NOFILTER):
-        text = ctx.text.lower() if fold else ctx.text
+        text = ctx.lower_text if fold else ctx.text
         return any(w in text for w in words)
     for n in ctx.selected_lines():
         line = ctx.line(n).lower() if fold else ctx.line(n)

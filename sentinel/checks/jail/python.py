@@ -9,7 +9,7 @@ import re
 from sentinel.checks.base import FileContext, walk
 from sentinel.checks.jail.paths import protected_write_target
 from sentinel.checks.jail.rules import SEN101, SEN103, SEN104, SEN105, SEN108
-from sentinel.checks.jail.settings import _PROBES_DYN_IMPORT, _PROBES_SQL, _PROBES_WRITE, _lazy, _Out, _Settings, probe
+from sentinel.checks.jail.settings import _PROBES_SQL, _PROBES_WRITE, _lazy, _Out, _Settings, probe
 from sentinel.checks.jail.shell import _describe_words, _shell_findings
 
 _FS_CALLS = {
@@ -45,23 +45,14 @@ _UNKNOWN = "\0"
 
 
 def _check_python(ctx: FileContext, s: _Settings, out: _Out, scope: str) -> None:
-    imports = bool(s.banned_imports) and any(b in scope for b in s.banned_imports)
-    hit = (imports and probe(scope, _PROBES_DYN_IMPORT)) or probe(scope, s.py_probes)
-    if not hit and probe(scope, _PROBES_WRITE):
-        text = ctx.scan_text
-        hit = s.write_fragments is None or any(f in text for f in s.write_fragments)
-    if not hit and "database" in s.classes:
-        low = scope.lower()
-        hit = probe(low, _PROBES_SQL)
-        if not hit and scope is not ctx.scan_text and (".execute" in scope or "text(" in scope):
-            # an .execute(sql) line added where sql is a destructive literal defined elsewhere in the file
-            hit = probe(ctx.scan_text.lower(), _PROBES_SQL)
+    # A banned name in the file: its imports are read on the AST, like every other import (an import statement
+    # may name the module on a line before the changed one it continues onto).
+    imports = _may_import_banned(ctx.scan_text, s.banned_imports)
+    hit = imports or ctx.tree_in_hand or _probes_hit(ctx, s, scope)
     if not hit:
-        if imports:  # import statements alone: the lexer's code lines are enough, no parse needed
-            _python_lexical(ctx, s, out, calls=False)
         return
     if ctx.tree is None:
-        _python_lexical(ctx, s, out, calls=True)
+        _python_lexical(ctx, s, out)
         return
     aliases = _aliases(ctx)
     if imports:
@@ -85,6 +76,30 @@ def _check_python(ctx: FileContext, s: _Settings, out: _Out, scope: str) -> None
         if line is None and not (tail in _SQL_METHODS or tail == "text"):
             continue
         _check_call(ctx, s, node, tail, qualname(func, aliases), line, aliases, out)
+
+
+def _may_import_banned(text: str, banned: tuple[str, ...]) -> bool:
+    """Could the text import a banned module? `import a.b`, `from a.b import x` name it whole; `from a import b`
+    names its parent and its last part."""
+    return any(b in text or ("." in b and b.rsplit(".", 1)[1] in text) for b in banned)
+
+
+def _probes_hit(ctx: FileContext, s: _Settings, scope: str) -> bool:
+    """Could a call in scope be destructive or write a protected path? Keyword probes over the scope's text, so
+    that a change with nothing suspicious never parses the file."""
+    if probe(scope, s.py_probes):
+        return True
+    if probe(scope, _PROBES_WRITE):
+        text = ctx.scan_text
+        if s.write_fragments is None or any(f in text for f in s.write_fragments):
+            return True
+    if "database" in s.classes:
+        if probe(ctx.lowered(scope), _PROBES_SQL):
+            return True
+        if scope is not ctx.scan_text and (".execute" in scope or "text(" in scope):
+            # an .execute(sql) line added where sql is a destructive literal defined elsewhere in the file
+            return probe(ctx.lowered(ctx.scan_text), _PROBES_SQL)
+    return False
 
 
 def _line_for(ctx: FileContext, node: ast.AST) -> int | None:
@@ -514,33 +529,33 @@ def _path_parts(node: ast.AST, aliases: dict[str, str], depth: int) -> list[str]
 
 # --- Python that does not parse: the lexical subset ------------------------------------
 _LEX_IMPORT = _lazy(r"(?:^|[;:])\s*import\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)")
-_LEX_FROM = _lazy(r"(?:^|[;:])\s*from\s+([\w.]+)\s+import\b")
+_LEX_FROM = _lazy(r"(?:^|[;:])\s*from\s+([\w.]+)\s+import\b[\s(]*([\w\s,]*)")
 _LEX_DYN_IMPORT = _lazy(r"\b(?:__import__|import_module)\s*\(\s*(['\"])")
 _LEX_CALL = _lazy(r"\b(shutil\.rmtree|os\.(?:remove|unlink|rmdir|removedirs|kill|killpg))\s*\(")
 
 
-def _python_lexical(ctx: FileContext, s: _Settings, out: _Out, calls: bool) -> None:
-    """Import statements from the lexer's code lines (strings and comments already blanked);
-    with ``calls``, also the unmistakable calls, for files that do not parse."""
+def _python_lexical(ctx: FileContext, s: _Settings, out: _Out) -> None:
+    """For a file that does not parse: import statements and the unmistakable calls, from the lexer's code
+    lines (strings and comments already blanked)."""
     lexed = ctx.lexed
     for n in ctx.selected_lines():
         code = lexed.code_line(n)
-        if s.banned_imports and "import" in code and any(b in ctx.line(n) for b in s.banned_imports):
-            names: list[tuple[str, int]] = []
+        if s.banned_imports and "import" in code and _may_import_banned(ctx.line(n), s.banned_imports):
+            names: list[str] = []
             for m in _LEX_IMPORT.finditer(code):
-                names.extend((p.split()[0], m.start(1)) for p in m.group(1).split(",") if p.split())
+                names.extend(p.split()[0] for p in m.group(1).split(",") if p.split())
             for m in _LEX_FROM.finditer(code):
-                if not m.group(1).startswith("."):
-                    names.append((m.group(1), m.start(1)))
-            if calls:
-                names.extend((_quoted_at(code, ctx.line(n), m.end() - 1), m.start())
-                             for m in _LEX_DYN_IMPORT.finditer(code))
-            for name, col in names:
+                module = m.group(1)
+                if module.startswith("."):
+                    continue  # relative imports stay inside the project
+                # as on the AST: the module itself if banned, else each name it gives that is a banned module
+                names.extend([module] if banned_module(module, s.banned_imports) else
+                             [f"{module}.{p.split()[0]}" for p in m.group(2).split(",") if p.split()])
+            names.extend(_quoted_at(code, ctx.line(n), m.end() - 1) for m in _LEX_DYN_IMPORT.finditer(code))
+            for name in names:
                 b = name and not name.startswith(".") and banned_module(name, s.banned_imports)
                 if b:
                     out.add(SEN101, n, _import_msg(name, b), column=len(code) - len(code.lstrip()) + 1)
-        if not calls:
-            continue
         for m in _LEX_CALL.finditer(code):
             q = m.group(1)
             rule = SEN103 if q in _FS_CALLS else SEN104

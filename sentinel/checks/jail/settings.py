@@ -40,7 +40,6 @@ def normalize_dist(name: str) -> str:
 # slow on alternations (every branch is tried at every position), so each probe is a keyword found
 # by C-speed substring search, then confirmed by a precise regex on the lines around it only.
 # A probe is (keyword, precise regex or None, extra lines after the keyword's line to search).
-_PROBES_DYN_IMPORT = (("__import__", None, 0), ("import_module", None, 0))
 _PROBES_FS = (("rmtree", None, 0), ("removedirs", None, 0), ("unlink", None, 0), ("rmdir", None, 0),
               ("remove", _lazy(r"(?<![\w.])remove\s*\(|\bos\s*\.\s*remove\b|\bimport\b.*\bremove\b"), 0))
 _PROBES_PROC = (("kill", _lazy(r"\bos\s*\.\s*kill|\bkillpg\b|(?<![\w.])kill\s*\(|\bimport\b.*\bkill\b"), 0),
