@@ -234,6 +234,7 @@ class ChunkLines:
         self.blocks = blocks
         self.head = b""
         self.blank = True
+        self.cr = False  # has a "\r" been handed out yet? (a whole tree without one skips a scan of every line)
 
     def __iter__(self):
         tail = b""
@@ -247,13 +248,17 @@ class ChunkLines:
             if cut < 0:
                 tail = data
                 continue
+            if not self.cr and b"\r" in data[:cut]:
+                self.cr = True
             yield from data[:cut].decode("utf-8", "surrogateescape").split("\n")
             tail = data[cut + 1:]
         if tail:
+            self.cr = self.cr or b"\r" in tail
             yield tail.decode("utf-8", "surrogateescape")
 
 
 _AFTER_KIND = itemgetter(slice(1, None))  # a hunk line without its '+', '-' or ' '
+_KIND = itemgetter(0)  # its '+', '-' or ' ' (IndexError for an empty line)
 _RUN = 4096  # lines taken at once: fast, and a bounded copy
 
 
@@ -271,6 +276,7 @@ class _Parser:
         self.skipping = False  # format-patch signature or binary patch data: until the next section
         self.last_kind = ""  # '+', '-' or ' ' of the previous hunk line (for "\ No newline")
         self.last_cr = False  # that line ended in "\r" before its "\n"
+        self.cr_seen = lambda: True  # could a line read so far hold a "\r"? (set by feed_all from its input)
 
     def fail(self, problem: str, line: int | None = None):
         raise _Malformed(self.lineno if line is None else line, problem)
@@ -282,8 +288,11 @@ class _Parser:
         plus: str | None = None
         if isinstance(text, ChunkLines):
             lines = iter(text)
+            self.cr_seen = lambda: text.cr
         else:
             lines = _iter_byte_lines(text, start, stop) if isinstance(text, bytes) else _iter_lines(text)
+            cr = (b"\r" if isinstance(text, bytes) else "\r") in text
+            self.cr_seen = lambda: cr
         for raw in lines:
             self.lineno += 1
             if raw.startswith("@@@") and not self.in_hunk:
@@ -551,7 +560,11 @@ class _Parser:
         want = min(self.new_left, _RUN)
         batch = [first]
         batch.extend(islice(lines, want - 1))
-        if len(batch) != want or not all(map(str.startswith, batch, repeat("+"))):
+        try:
+            kinds = "".join(map(_KIND, batch))  # each line's first character, in C (an empty line has none)
+        except IndexError:
+            kinds = ""
+        if len(batch) != want or kinds.count("+") != want:
             self._hunk_line(first)
             for raw in batch[1:]:
                 self.lineno += 1
@@ -562,7 +575,7 @@ class _Parser:
         values = list(map(_AFTER_KIND, batch))
         del batch
         crlf = [i for i, value in enumerate(values, start) if value[-1:] == "\r"] \
-            if any(map(str.endswith, values, repeat("\r"))) else None
+            if self.cr_seen() and any(map(str.endswith, values, repeat("\r"))) else None
         if crlf:
             for i in crlf:
                 values[i - start] = values[i - start][:-1]  # CRLF line endings (see _hunk_line)

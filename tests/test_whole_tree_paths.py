@@ -164,18 +164,44 @@ def _parse_or_error(text: str):
         return str(exc)
 
 
+def _as(form: str, text: str, rng: random.Random):
+    """The diff as parse_diff is given it: text, the bytes of a range's diff, or git's output in blocks."""
+    from sentinel.diffparse import ChunkLines
+
+    if form == "text":
+        return text
+    data = text.encode("utf-8", "surrogateescape")
+    return data if form == "bytes" else ChunkLines(iter(_blocks(data, rng)))
+
+
+@pytest.mark.parametrize("form", ["text", "bytes", "blocks"])
 @pytest.mark.parametrize("seed", range(30))
-def test_a_run_of_added_lines_parses_as_it_does_line_by_line(seed, monkeypatch):
+def test_a_run_of_added_lines_parses_as_it_does_line_by_line(seed, form, monkeypatch):
+    # Each input form says whether a "\r" can be in its lines (a run skips its scan for CRLF when none can).
     from sentinel.diffparse import _Parser
 
     rng = random.Random(seed)
     diffs = [_random_diff(rng) for _ in range(40)]
-    fast = [_parse_or_error(d) for d in diffs]
+    fast = [_parse_or_error(_as(form, d, rng)) for d in diffs]
     monkeypatch.setattr("sentinel.diffparse._RUN", 3)  # a hunk taken in several runs
-    assert [_parse_or_error(d) for d in diffs] == fast
+    assert [_parse_or_error(_as(form, d, rng)) for d in diffs] == fast
     monkeypatch.setattr(_Parser, "_added_run", _line_by_line)
-    assert fast == [_parse_or_error(d) for d in diffs]
+    assert fast == [_parse_or_error(_as(form, d, rng)) for d in diffs]
     assert any(isinstance(r, tuple) for r in fast) and any(isinstance(r, str) for r in fast)
+
+
+@pytest.mark.parametrize("form", ["text", "bytes", "blocks"])
+def test_crlf_lines_after_a_long_stretch_without_any_are_kept(form, monkeypatch):
+    from sentinel.diffparse import _Parser
+
+    lf = "".join(f"+line {i}\n" for i in range(3000))
+    text = (f"diff --git a/a.py b/a.py\nnew file mode 100644\n--- /dev/null\n+++ b/a.py\n@@ -0,0 +1,3000 @@\n{lf}"
+            "diff --git a/b.py b/b.py\nnew file mode 100644\n--- /dev/null\n+++ b/b.py\n@@ -0,0 +1,3 @@\n"
+            "+x = 1\r\n+y = 2\r\n+z = 3\n")
+    fast = _parse_or_error(_as(form, text, random.Random(1)))
+    assert fast[1] == [[], [1, 2]]
+    monkeypatch.setattr(_Parser, "_added_run", _line_by_line)
+    assert _parse_or_error(_as(form, text, random.Random(1))) == fast
 
 
 def test_a_run_of_added_lines_keeps_crlf_and_the_last_line_without_newline():
