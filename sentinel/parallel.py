@@ -217,6 +217,7 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
 
 def _stop(pool) -> None:
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # (shutdown forgets it)
     for proc in processes:
         try:
             proc.kill()
@@ -228,6 +229,11 @@ def _stop(pool) -> None:
             proc.join(timeout=1)
         except (OSError, ValueError, AttributeError, AssertionError):
             pass
+    # The pool's manager thread closes its wake-up pipe once it sees the workers gone. On Python before 3.12 the
+    # interpreter's exit writes to that pipe without a lock (CPython gh-125451): racing the close, it printed
+    # "Exception ignored ... Bad file descriptor" after a SIGTERM. Waiting for the thread here leaves no race.
+    if manager is not None:
+        manager.join(timeout=2)
 
 
 _STOP_SIGNALS = ("SIGINT", "SIGTERM")

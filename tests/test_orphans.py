@@ -162,3 +162,17 @@ def test_ctrl_c_while_the_pool_forks_ends_the_run_and_its_workers():
     assert workers and "interrupted" in lines, (out, err)
     assert _wait_for(lambda: not any(_alive(w) for w in workers), 10)
     assert b"Traceback" not in err, err.decode()[-2000:]
+
+
+def test_stopping_a_pool_waits_for_its_manager_thread():
+    # Left running, the thread races the interpreter's exit for its wake-up pipe on Python < 3.12 and a SIGTERM
+    # could end with "Exception ignored ... Bad file descriptor" on stderr (CPython gh-125451).
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    pool.submit(time.sleep, 60)
+    assert _wait_for(lambda: pool._executor_manager_thread is not None, 10)
+    manager = pool._executor_manager_thread
+    parallel._stop(pool)
+    assert not manager.is_alive()
