@@ -17,7 +17,7 @@ from sentinel.memory import identifiers as ids
 from sentinel.memory import taxonomy
 from sentinel.memory.learn.model import Candidate
 from sentinel.memory.learn.paths import component_of
-from sentinel.memory.learn.purify import GENERIC, _strip_refs
+from sentinel.memory.learn.purify import _strip_refs
 from sentinel.memory.text import STOP_WORDS
 
 STANDARDISER = "deterministic"

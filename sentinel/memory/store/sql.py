@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
 
 from sentinel.memory.signature import signature_id
 from sentinel.memory.store import (SCHEMA_VERSION, Attempt, FindingRecord, Occurrence, Pattern, RecordResult,
