@@ -47,7 +47,8 @@ Derived from: sentence-transformers/all-MiniLM-L6-v2
 How it was made: scripts/distill_static_model.py in the Sentinel repository, with model2vec {m2v}
 (`model2vec.distill.distill`, pca_dims={dims}, quantize_to={dtype}, default SIF weighting), torch {torch}.
 The distilled vectors are a derivative work of the model above and are distributed under the same
-Apache-2.0 license; the tokenizer files (tokenizer.json) come unchanged from the same model.
+Apache-2.0 license. The tokenizer is the same model's tokenizer.json, unchanged, stored as wordpiece.json +
+vocab.txt (its vocabulary one token a line; sentinel.wordpiece.tokenizer_json rebuilds the file byte for byte).
 """
 
 
@@ -88,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     vocab = len(model.tokens)
     (out / "NOTICE").write_text(NOTICE.format(dims=args.pca_dims, dtype=args.dtype, vocab=vocab,
                                               m2v=model2vec.__version__, torch=torch.__version__), encoding="utf-8")
+    from sentinel.wordpiece import write_compact
+
+    # The tokenizer ships as wordpiece.json + vocab.txt: quicker for the hook's recall to load, half the size,
+    # and tokenizer.json is rebuilt from them byte for byte (sentinel.wordpiece.tokenizer_json).
+    write_compact(out)
+    (out / "tokenizer.json").unlink()  # sentinel: ignore[SEN103] re-encoded just above as the compact pair
     cfg_path = out / "config.json"
     cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
     cfg["base_model_name"] = "sentence-transformers/all-MiniLM-L6-v2"

@@ -108,7 +108,7 @@ class StaticEmbedder(Embedder):
             raise ValueError("model.safetensors has no 'embeddings' tensor")
         if len(vectors.shape) != 2:
             raise ValueError(f"the embeddings tensor has shape {vectors.shape}, not (tokens, dims)")
-        self.tokenizer = WordPieceTokenizer.from_file(path / "tokenizer.json")
+        self.tokenizer = WordPieceTokenizer.from_dir(path)
         self._raw_vectors = vectors
         self._raw_weights = tensors.get("weights")
         self._raw_mapping = tensors.get("mapping")
@@ -288,16 +288,28 @@ def get_embedder(cfg: EmbeddingsConfig | None = None) -> Embedder:
 
 
 def _fingerprint(path: Path) -> str:
-    """Short identity of a model directory: its config and the size of its weights (no 8 MB hash at load)."""
+    """Short identity of a model directory: its config and the size of its weights and tokenizer (no 8 MB hash at
+    load). A tokenizer kept as the compact pair counts as the tokenizer.json it was made from, so the bundled
+    model keeps the name the indexes built with it recorded."""
+    from sentinel.wordpiece import made_from_bytes
+
     h = sha256()
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         p = path / name
-        if p.is_file():
+        size = p.stat().st_size if p.is_file() else (made_from_bytes(path) if name == "tokenizer.json" else None)
+        if size is not None:
             h.update(name.encode())
-            h.update(str(p.stat().st_size).encode())
+            h.update(str(size).encode())
             if name == "config.json":
                 h.update(p.read_bytes())
     return h.hexdigest()[:10]
+
+
+def _has_tokenizer(path: Path) -> bool:
+    """tokenizer.json, or the compact pair that re-encodes one (sentinel.wordpiece)."""
+    from sentinel.wordpiece import has_compact
+
+    return (path / "tokenizer.json").is_file() or has_compact(path)
 
 
 def _load(model: str, allow_download: bool) -> Embedder:
@@ -347,16 +359,18 @@ def model_kind(path: Path) -> str | None:
         types = {str(e.get("type", "")) for e in entries if isinstance(e, dict)}
         # A sentence-transformers StaticEmbedding model is a model2vec model in another wrapper.
         if types and all(t.endswith(("StaticEmbedding", "Normalize")) for t in types) and \
-                (path / "tokenizer.json").is_file() and (path / "model.safetensors").is_file():
+                _has_tokenizer(path) and (path / "model.safetensors").is_file():
             return "model2vec"
         return "sentence-transformers"
-    if (path / "model.safetensors").is_file() and (path / "tokenizer.json").is_file() and config.is_file():
+    if (path / "model.safetensors").is_file() and _has_tokenizer(path) and config.is_file():
         return "model2vec"
     return None
 
 
 def _load_static(path: Path, bundled: bool) -> Embedder:
-    missing = [n for n in ("config.json", "model.safetensors", "tokenizer.json") if not (path / n).is_file()]
+    missing = [n for n in ("config.json", "model.safetensors") if not (path / n).is_file()]
+    if not _has_tokenizer(path):
+        missing.append("tokenizer.json")
     if missing:
         if bundled:
             raise EmbedderUnavailable(f"the bundled static model is incomplete ({', '.join(missing)} missing "

@@ -40,6 +40,18 @@ _ASCII_SPACE = re.compile("[\t\n\r]")
 _ASCII_WORDS = re.compile(r"[0-9a-z]+|[^ 0-9a-z]")
 
 
+# A model directory may carry its tokenizer as this pair instead of tokenizer.json: the same settings with
+# `model.vocab` naming a file of one token a line (line i is id i, BERT's own vocab.txt format). Reading ~30K tokens
+# from lines costs about half of decoding them from tokenizer.json's JSON object (the failing hook loads the
+# tokenizer for every recall), and the pair is half tokenizer.json's size. It re-encodes a tokenizer.json without
+# loss — tokenizer_json() rebuilds the original bytes, and write_compact refuses one it could not rebuild — and
+# records that file's size and SHA-256 (`made_from`): the bundled model's name (sentinel.embeddings) is a
+# fingerprint that counts tokenizer.json's size.
+COMPACT_FILE = "wordpiece.json"
+VOCAB_FILE = "vocab.txt"
+MADE_FROM = "made_from"
+
+
 class UnsupportedTokenizer(ValueError):
     """The tokenizer.json uses a model, normalizer or pre-tokenizer this module does not implement."""
 
@@ -87,6 +99,13 @@ class WordPieceTokenizer:
     def from_file(cls, path: str | Path) -> WordPieceTokenizer:
         with open(path, encoding="utf-8") as fh:
             return cls.from_json(json.load(fh))
+
+    @classmethod
+    def from_dir(cls, path: Path) -> WordPieceTokenizer:
+        """The tokenizer of a model directory: from its compact pair when it has one, else its tokenizer.json."""
+        if (path / COMPACT_FILE).is_file():
+            return cls.from_json(read_compact(path))
+        return cls.from_file(path / "tokenizer.json")
 
     @classmethod
     def from_json(cls, data: dict) -> WordPieceTokenizer:
@@ -215,3 +234,72 @@ class WordPieceTokenizer:
         else:
             self._encode_plain(text, ids)
         return ids[:limit] if limit is not None else ids
+
+
+def has_compact(model_dir: Path) -> bool:
+    return (model_dir / COMPACT_FILE).is_file() and (model_dir / VOCAB_FILE).is_file()
+
+
+def read_compact(model_dir: Path, provenance: bool = False) -> dict:
+    """The tokenizer.json data of a directory's compact pair, its vocabulary read back into `model.vocab` (and
+    `made_from` dropped unless asked for). Raises ValueError on a pair that does not hold one together."""
+    compact = model_dir / COMPACT_FILE
+    data = json.loads(compact.read_text(encoding="utf-8"))
+    model = data.get("model") if isinstance(data, dict) else None
+    name = model.get("vocab") if isinstance(model, dict) else None
+    if name != VOCAB_FILE:
+        raise ValueError(f"{compact}: model.vocab must name {VOCAB_FILE} beside it, not {name!r}")
+    with open(model_dir / VOCAB_FILE, encoding="utf-8", newline="\n") as fh:
+        tokens = fh.read().split("\n")
+    if tokens[-1] == "":
+        tokens.pop()
+    vocab = dict(zip(tokens, range(len(tokens))))
+    if len(vocab) != len(tokens):
+        raise ValueError(f"{model_dir / VOCAB_FILE}: a token is listed twice")
+    data["model"] = {**model, "vocab": vocab}
+    if not provenance:
+        data.pop(MADE_FROM, None)
+    return data
+
+
+def tokenizer_json(model_dir: Path) -> bytes:
+    """The tokenizer.json the directory's compact pair was made from, byte for byte (for `tokenizers`, model2vec)."""
+    return _encode(read_compact(model_dir))
+
+
+def made_from_bytes(model_dir: Path) -> int | None:
+    """The size of the tokenizer.json a compact pair was made from, read from its small file only."""
+    try:
+        made = json.loads((model_dir / COMPACT_FILE).read_text(encoding="utf-8")).get(MADE_FROM) or {}
+        return int(made["bytes"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _encode(data: dict) -> bytes:
+    # The form `tokenizers` writes tokenizer.json in (compact separators, UTF-8 as it is).
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def write_compact(model_dir: Path) -> None:
+    """Write a model directory's compact pair (COMPACT_FILE and VOCAB_FILE) from its tokenizer.json, which the caller
+    may then remove. Refuses a tokenizer the pair cannot hold exactly: not WordPiece, ids that are not 0..n-1 in
+    order, a token holding a line break, or a file the pair would not rebuild byte for byte."""
+    raw = (model_dir / "tokenizer.json").read_bytes()
+    data = json.loads(raw)
+    WordPieceTokenizer.from_json(data)  # UnsupportedTokenizer for other families (model2vec applies those)
+    vocab = data["model"]["vocab"]
+    tokens = list(vocab)
+    if list(vocab.values()) != list(range(len(tokens))):
+        raise ValueError("the vocabulary's ids are not 0..n-1 in file order")
+    if any("\n" in t or "\r" in t or not t for t in tokens):
+        raise ValueError("a token is empty or holds a line break: one token a line cannot hold it")
+    if _encode(data) != raw:
+        raise ValueError("tokenizer.json is not in the compact form the pair rebuilds it in")
+    from sentinel.digest import sha256
+
+    data["model"] = {**data["model"], "vocab": VOCAB_FILE}
+    data[MADE_FROM] = {"bytes": len(raw), "sha256": sha256(raw).hexdigest()}
+    (model_dir / VOCAB_FILE).write_text("\n".join(tokens) + "\n", encoding="utf-8", newline="\n")
+    (model_dir / COMPACT_FILE).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8",
+                                          newline="\n")

@@ -18,7 +18,7 @@ from sentinel.embeddings import STATIC_MODEL_DIR, EmbedderUnavailable, get_embed
 
 def test_static_model_ships_with_notice_and_is_small():
     files = {p.name: p.stat().st_size for p in STATIC_MODEL_DIR.iterdir()}
-    assert {"model.safetensors", "tokenizer.json", "config.json", "NOTICE"} <= set(files)
+    assert {"model.safetensors", "wordpiece.json", "vocab.txt", "config.json", "NOTICE"} <= set(files)
     assert sum(files.values()) < 10_000_000
     notice = (STATIC_MODEL_DIR / "NOTICE").read_text()
     assert "Apache" in notice and "sentence-transformers/all-MiniLM-L6-v2" in notice
@@ -97,8 +97,8 @@ def test_local_model2vec_directory_loads(tmp_path):
 def test_incomplete_model2vec_directory(tmp_path):
     local = tmp_path / "m2v"
     shutil.copytree(STATIC_MODEL_DIR, local)
-    (local / "tokenizer.json").unlink()
-    with pytest.raises(EmbedderUnavailable):
+    (local / "vocab.txt").unlink()  # the tokenizer: neither tokenizer.json nor the whole compact pair
+    with pytest.raises(EmbedderUnavailable, match="tokenizer.json"):
         get_embedder(EmbeddingsConfig(model=str(local)))
 
 

@@ -171,7 +171,7 @@ def test_a_model_the_pure_path_cannot_read_goes_to_the_dense_scorer(tmp_path):
     # A float16 model2vec model: memoryview has no float16 format, so the query is encoded with numpy
     model = tmp_path / "f16-model"
     model.mkdir()
-    for name in ("config.json", "tokenizer.json"):
+    for name in ("config.json", "wordpiece.json", "vocab.txt"):
         shutil.copy(STATIC_MODEL_DIR / name, model / name)
     raw = (STATIC_MODEL_DIR / "model.safetensors").read_bytes()
     n = int.from_bytes(raw[:8], "little")
