@@ -23,6 +23,7 @@ A p95 commit that passes is measured a second time failing (its info findings at
 that the failing hook with recall — the slow path — is measured on the same change.
 
     python benchmarks/bench_check.py [--runs 11] [--whole-tree-runs 3] [--shared ../shared] [--json out.json]
+                                     [--against REV]   # e.g. the last release: its medians, interleaved
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+
+# With --against REV: (REV, the command line of that revision's `sentinel check`), run interleaved beside this one.
+AGAINST: tuple[str, list[str]] | None = None
 
 # Measure as users run it: with byte-code caches (some sandboxes disable writing them).
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("SENTINEL_")}
@@ -153,7 +157,7 @@ def tree_from_diff(diff: Path, where: Path) -> tuple[list[str], int]:
     return [f for f in files if f.endswith(".py")], added
 
 
-def hook_env(where: Path) -> str:
+def hook_env(where: Path, source: Path = HERE.parent) -> str:
     """A virtualenv with sentinel installed the way pre-commit installs a hook (`pip install .`, not
     editable), its dependencies borrowed from this environment through a .pth line. Returns its python."""
     import compileall
@@ -164,11 +168,23 @@ def hook_env(where: Path) -> str:
     python = str(where / ("Scripts/python.exe" if os.name == "nt" else "bin/python"))
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, str(HERE.parent)],
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, str(source)],
                    check=True)
     Path(site, "_bench_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     compileall.compile_dir(os.path.join(site, "sentinel"), quiet=1)
     return python
+
+
+def source_at(rev: str, where: Path) -> Path:
+    """This repository's tree at `rev` (a commit, tag or branch), written out to install it beside this one."""
+    where.mkdir(parents=True)
+    # git's tar straight into tar: held in this process, it would swell the RSS every later child starts from
+    archive = subprocess.Popen(["git", "archive", "--format=tar", rev], cwd=HERE.parent, stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(where)], stdin=archive.stdout, check=True)
+    archive.stdout.close()
+    if archive.wait() != 0:
+        raise SystemExit(f"git archive {rev} failed")
+    return where
 
 
 def ruff() -> str | None:
@@ -185,6 +201,9 @@ def fmt(t: float | None) -> str:
 def measure(label: str, cwd: str, sentinel: list[str], python: str, files: list[str], runs: int,
             added: int, extra: dict[str, list[str]] | None = None) -> dict:
     cmds = {"python -c pass": [python, "-c", "pass"], "sentinel": sentinel}
+    if AGAINST:  # another revision of Sentinel, the same arguments: in the same rounds
+        rev, command = AGAINST
+        cmds[f"sentinel@{rev}"] = command + sentinel[len(command):]
     if ruff() and files:
         cmds["ruff"] = [ruff(), "check", "--no-cache", "--quiet", "--exit-zero", *files]
     cmds.update(extra or {})
@@ -193,12 +212,16 @@ def measure(label: str, cwd: str, sentinel: list[str], python: str, files: list[
     row = {"target": label, "added_lines": added, "load": f"{load_before}-{load()}", **{k: v for k, v in res.items()}}
     s = res["sentinel"]
     row["sentinel/pass"] = s["median"] / res["python -c pass"]["median"]
+    against = next((k for k in res if k.startswith("sentinel@")), None)
+    row["sentinel/against"] = s["median"] / res[against]["median"] if against else None
     row["sentinel/ruff"] = s["median"] / res["ruff"]["median"] if "ruff" in res else None
     row["kib_per_line"] = s["rss_kib"] / added if added else None
     print(json.dumps({"target": label, "sentinel": fmt(s["median"]), "p95": fmt(s["p95"]), "max": fmt(s["max"]),
                       "load": row["load"],
                       "cpu": fmt(s["cpu"]), "rss_mib": round(s["rss_kib"] / 1024, 1), "exit": s["exit"],
                       "pass": fmt(res["python -c pass"]["median"]),
+                      **({against: fmt(res[against]["median"]), "ratio": round(row["sentinel/against"], 3)}
+                         if against else {}),
                       "ruff": fmt(res["ruff"]["median"]) if "ruff" in res else None}), flush=True)
     return row
 
@@ -226,6 +249,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--whole-tree-runs", type=int, default=3)
     ap.add_argument("--only", choices=("commits", "whole-tree"), help="measure one part only")
+    ap.add_argument("--against", metavar="REV", help="also run this git revision of Sentinel (installed the same "
+                    "way) in the same interleaved rounds, and print this tree's median over its")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     corpus = Path(args.shared) / "corpus"
@@ -240,7 +265,12 @@ def main() -> int:
     try:
         python = hook_env(tmp / "hook-env")
         # What the `sentinel` console script does (pre-commit's `entry: sentinel check`), memory on.
-        sentinel = [python, "-c", "import sys; from sentinel.cli import run; sys.exit(run())", "check"]
+        entry = ["-c", "import sys; from sentinel.cli import run; sys.exit(run())", "check"]
+        sentinel = [python, *entry]
+        if args.against:
+            global AGAINST
+            other = hook_env(tmp / "against-env", source_at(args.against, tmp / "against-src"))
+            AGAINST = (args.against, [other, *entry])
         if args.only != "whole-tree":
             for repo_name, t in targets.items():
                 fixtures = {}
@@ -278,16 +308,19 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     cols = ["python -c pass", "git diff --cached", "sentinel", "ruff"]
+    vs = f"sentinel@{args.against}" if args.against else None
     print("\n| target | " + " | ".join(cols) + " | sentinel p95 | sentinel CPU | sentinel / pass | sentinel / ruff "
-          "| sentinel peak RSS | per added line | load |")
-    print("|---" * (len(cols) + 8) + "|")
+          "| sentinel peak RSS | per added line | load |" + (f" {vs} | its p95 | sentinel / {vs} |" if vs else ""))
+    print("|---" * (len(cols) + 8 + (3 if vs else 0)) + "|")
     for r in rows:
         cells = [fmt(r[c]["median"]) if isinstance(r.get(c), dict) else "—" for c in cols]
         ratio_ruff = f"{r['sentinel/ruff']:.1f}" if r.get("sentinel/ruff") else "—"
         per_line = f"{r['kib_per_line']:.2f} KiB" if r.get("kib_per_line") else "—"
+        against = (f" {fmt(r[vs]['median'])} | {fmt(r[vs]['p95'])} | {r['sentinel/against']:.2f} |"
+                   if vs and isinstance(r.get(vs), dict) else "")
         print(f"| {r['target']} | " + " | ".join(cells) + f" | {fmt(r['sentinel']['p95'])} "
               f"| {fmt(r['sentinel']['cpu'])} | {r['sentinel/pass']:.1f} | {ratio_ruff} "
-              f"| {r['sentinel']['rss_kib'] / 1024:.0f} MiB | {per_line} | {r['load']} |")
+              f"| {r['sentinel']['rss_kib'] / 1024:.0f} MiB | {per_line} | {r['load']} |" + against)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
