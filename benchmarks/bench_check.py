@@ -9,8 +9,9 @@ What is measured, in one run so that the machine's drift hits every command alik
   the change staged, exactly as a pre-commit hook sees them; `sentinel check` runs as the hook runs
   it (memory on: a failing change recalls similar fixes);
 - the whole tree of flask and sqlalchemy (633K lines) as a staged all-added change in a real git
-  repository (so the run records itself and recalls, as the first `pre-commit run --all-files`
-  would), and the same tree given as a diff (`--diff`, memory off);
+  repository (so the run records itself and recalls), the same index read whole (`--all-files`, as
+  `pre-commit run --all-files` and a first adoption run it), and the tree given as a diff (`--diff`,
+  memory off);
 - against `python -c pass` (the interpreter's own start: the floor) and `ruff check` on the same
   files (the fastest peer), *interleaved*: every round runs each command once, in turn.
 
@@ -302,6 +303,10 @@ def main() -> int:
                 files, added = tree_from_diff(diff, where)
                 rows.append(measure(f"{name} whole tree, staged in git ({added // 1000}K lines; recall runs)",
                                     str(where), sentinel, python, files, args.whole_tree_runs, added))
+                # What `pre-commit run --all-files` and a first adoption run: the index's files read whole.
+                rows.append(measure(f"{name} whole tree, --all-files ({added // 1000}K lines; recall runs)",
+                                    str(where), [*sentinel, "--all-files"], python, files, args.whole_tree_runs,
+                                    added))
                 rows.append(measure(f"{name} whole tree, --diff ({added // 1000}K lines; memory off)", str(tmp),
                                     [*sentinel, "--diff", str(diff), "--no-memory"], python,
                                     [str(where / f) for f in files], args.whole_tree_runs, added))

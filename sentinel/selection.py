@@ -45,8 +45,12 @@ def restrict(change, paths: list[str], cwd: str | None = None):
     kept = [f for f in cs.files if f.path in named or f.status is FileStatus.DELETED]
     touched = {f.path for f in cs.files}
     rest = [p for p in wanted if p not in touched]
-    extra = whole_files(cs.root, rest, rev=change.content_rev or None) if rest else []
+    # The bytes read for the named files serve the checks too, when they read that same snapshot (not the working
+    # tree a plain diff is checked against).
+    contents: dict[str, bytes] | None = {} if change.content_rev is not None else None
+    extra = whole_files(cs.root, rest, rev=change.content_rev or None, contents=contents) if rest else []
     source = cs.source + (f", {len(wanted)} named file(s)" if cs.source else "")
     files = kept + extra
     restricted = ChangeSet(files=files, source=source, root=cs.root, base=cs.base, head=cs.head, message=cs.message)
-    return Change(restricted, content_rev=change.content_rev, blob_reader=change.blob_reader)
+    return Change(restricted, content_rev=change.content_rev, blob_reader=change.blob_reader,
+                  preread={**change.preread, **(contents or {})})

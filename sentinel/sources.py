@@ -16,7 +16,7 @@ from sentinel.errors import GitError, InputError
 from sentinel.filecache import read_files
 from sentinel.languages import detect_language
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
-from sentinel.record import Record
+from sentinel.record import Record, factory
 
 # Refuse absurd inputs with a clear message rather than exhausting memory: a diff is read up to this
 # size and no further (peak memory is a small multiple of it). SENTINEL_MAX_DIFF_MB changes it.
@@ -32,8 +32,15 @@ class Change(Record):
     content_rev: str | None = None
     # A cat-file process already started for the index (staged changes): used by the first read.
     blob_reader: gitio.BlobReader | None = None
+    # Contents the source already read from the same snapshot (whole files): handed out once, never read again.
+    preread: dict[str, bytes] = factory(dict)
 
     def read(self, paths: list[str]) -> dict[str, bytes | None]:
+        if self.preread:
+            have = {p: self.preread.pop(p) for p in paths if p in self.preread}
+            if have:
+                rest = [p for p in paths if p not in have]
+                return {**have, **self.read(rest)} if rest else have
         root = self.changeset.root
         reader, self.blob_reader = self.blob_reader, None
         if self.content_rev is not None and root:
@@ -201,18 +208,23 @@ def diff_input(path: str, cwd: str | None = None) -> Change:
 def all_files(cwd: str | None = None) -> Change:
     """The tracked tree as one all-added change, for first adoption."""
     root = gitio.repo_root(cwd)
-    files = whole_files(root, gitio.ls_files(root))
+    contents: dict[str, bytes] = {}
+    files = whole_files(root, gitio.ls_files(root), contents=contents)
     cs = ChangeSet(files=files, source="all-files", root=root, head="INDEX")
-    return Change(cs, content_rev="")
+    return Change(cs, content_rev="", preread=contents)
 
 
-def whole_files(root: str, paths: list[str], rev: str | None = None) -> list[FileChange]:
-    """Files as all-added changes, read from the index (or from commit ``rev``)."""
+def whole_files(root: str, paths: list[str], rev: str | None = None,
+                contents: dict[str, bytes] | None = None) -> list[FileChange]:
+    """Files as all-added changes, read from the index (or from commit ``rev``). `contents`, when given, receives
+    the bytes read (Change.preread: the checks then read no file twice — a whole tree is 20 MB)."""
     prefix = f"{rev}:" if rev else ":"
     blobs = gitio.read_blobs(root, [f"{prefix}{p}" for p in paths])
     files: list[FileChange] = []
     for p in paths:
-        data = blobs.get(f"{prefix}{p}")
+        data = blobs.pop(f"{prefix}{p}", None)
+        if contents is not None and data is not None:
+            contents[p] = data
         fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown")
         if data is None:
             fc.unreadable = f"not in {'the index' if not rev else rev[:12]}"
@@ -229,8 +241,11 @@ def whole_files(root: str, paths: list[str], rev: str | None = None) -> list[Fil
             lines = text.split("\n")
             if lines[-1] == "":
                 lines.pop()
-            fc.crlf_lines = {i for i, raw in enumerate(lines, 1) if raw.endswith("\r")}
-            fc.added = {i: line[:-1] if i in fc.crlf_lines else line for i, line in enumerate(lines, 1)}
+            if "\r" in text:
+                fc.crlf_lines = {i for i, raw in enumerate(lines, 1) if raw.endswith("\r")}
+                fc.added = {i: line[:-1] if i in fc.crlf_lines else line for i, line in enumerate(lines, 1)}
+            else:  # the common case, built in C: no line ends in CR
+                fc.added = dict(zip(range(1, len(lines) + 1), lines))
             fc.hunks = [Hunk(0, 0, 1, len(lines))] if lines else []
         fc.language = detect_language(p, fc.added.get(1))
         files.append(fc)

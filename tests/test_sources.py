@@ -113,3 +113,35 @@ def test_pre_push_env_range(monkeypatch):
     monkeypatch.setenv("PRE_COMMIT_FROM_REF", "abc")
     monkeypatch.setenv("PRE_COMMIT_TO_REF", "def")
     assert sources.pre_push_range() == "abc...def"
+
+
+def test_whole_files_are_the_lines_a_diff_of_their_addition_gives(repo):
+    # A whole file (--all-files, or a file pre-commit names that the change does not touch) is the same change as
+    # its addition staged: the same lines, the same CRLF lines, CR-free files included (built in C there).
+    texts = {"lf.py": "a = 1\n\nb = 2\n", "crlf.py": "a = 1\r\nb = 2\r\n", "mixed.py": "a = 1\r\nb = 2\nc\r\n",
+             "lone_cr.py": "a = 1\rb = 2\n", "no_eol.py": "x = 1\ny = 2", "empty.py": "", "blank.py": "\n\n"}
+    for name, text in texts.items():
+        repo.write(name, text.encode())
+    repo.add(*texts)
+    staged = {f.path: f for f in sources.staged(str(repo.path)).changeset.files}
+    whole = {f.path: f for f in sources.whole_files(str(repo.path), sorted(texts))}
+    for name in texts:
+        assert (whole[name].added, whole[name].crlf_lines) == (staged[name].added, staged[name].crlf_lines), name
+
+
+def test_whole_files_hand_their_bytes_to_the_checks_instead_of_reading_them_again(repo, monkeypatch):
+    repo.write("a.py", "x = 1\n")
+    repo.write("b.py", "y = 2\n")
+    repo.add("a.py", "b.py")
+    repo.commit()
+    change = sources.all_files(str(repo.path))
+    assert set(change.preread) == {"a.py", "b.py"}
+
+    def no_git(*args, **kwargs):
+        raise AssertionError("read from git again")
+
+    monkeypatch.setattr(sources.gitio, "read_blobs", no_git)
+    assert change.read(["a.py", "b.py"]) == {"a.py": b"x = 1\n", "b.py": b"y = 2\n"}
+    assert not change.preread  # handed out once
+    monkeypatch.undo()
+    assert change.read(["a.py"]) == {"a.py": b"x = 1\n"}  # then from git, as any other read
