@@ -179,16 +179,11 @@ class FileContext:
         return self._tree_error
 
     @property
-    def parsed(self) -> bool:
-        """Has the file been parsed yet (by whichever check asked first), whatever the outcome?"""
-        return self._parsed
-
-    @property
     def tree_in_hand(self) -> bool:
         """Is the whole file in scope and its tree already made? A check's keyword gate exists only to spare
         the parse: once another check has parsed the file, the exact AST pass over it costs less than the
         gate's scans of the whole text (jail and placeholder skip their gates then; the gates are exact, so
-        the findings are the same either way: tests/test_fast_paths.py)."""
+        the findings are the same either way: tests/test_parse_gates.py)."""
         return self._parsed and self._tree is not None and self.whole_file_in_scope
 
     @property

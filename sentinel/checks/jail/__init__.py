@@ -6,7 +6,8 @@ code view; shell-like files (scripts, Makefiles, Dockerfiles, CI YAML run blocks
 shell tokenizer over comment-free lines; manifests by parsing the post-change file and
 reporting the entries that sit on added lines. Every path is gated by keyword probes over
 the lines in scope (substring search, then a precise regex near each hit), so a change with
-nothing suspicious never parses or walks a tree.
+nothing suspicious never parses or walks a tree; a whole file another check has already parsed
+goes straight to its AST (the probes are exact: they spare the parse, never a finding).
 """
 
 from __future__ import annotations
