@@ -223,14 +223,14 @@ def whole_files(root: str, paths: list[str], rev: str | None = None,
     files: list[FileChange] = []
     for p in paths:
         data = blobs.pop(f"{prefix}{p}", None)
-        if contents is not None and data is not None:
-            contents[p] = data
         fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown")
         if data is None:
             fc.unreadable = f"not in {'the index' if not rev else rev[:12]}"
         elif b"\0" in data[:8000]:
-            fc.status, fc.is_binary = FileStatus.BINARY, True
+            fc.status, fc.is_binary = FileStatus.BINARY, True  # never read by a check: its bytes are not kept
         else:
+            if contents is not None:
+                contents[p] = data
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:

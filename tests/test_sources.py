@@ -145,3 +145,12 @@ def test_whole_files_hand_their_bytes_to_the_checks_instead_of_reading_them_agai
     assert not change.preread  # handed out once
     monkeypatch.undo()
     assert change.read(["a.py"]) == {"a.py": b"x = 1\n"}  # then from git, as any other read
+
+
+def test_the_bytes_of_a_binary_whole_file_are_not_kept(repo):
+    repo.write("a.py", "x = 1\n")
+    repo.write("blob.bin", b"\0" * 50_000)
+    repo.add("a.py", "blob.bin")
+    change = sources.all_files(str(repo.path))
+    assert set(change.preread) == {"a.py"}
+    assert {f.path: f.status for f in change.changeset.files}["blob.bin"] is FileStatus.BINARY
