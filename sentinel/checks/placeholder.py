@@ -41,7 +41,7 @@ from sentinel.checks.base import FileContext, walk
 from sentinel.checks.style import any_word
 from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
 from sentinel.lazyre import lazy_compile
-from sentinel.models import FileStatus, FilterMode, Finding, Severity
+from sentinel.models import Finding, Severity
 from sentinel.roles import DOCS, TEST
 from sentinel.rules import SAME, UNFINISHED_ROLES, WARNING, Rule
 
@@ -424,7 +424,7 @@ def _hash_tails_may_hold(ctx: FileContext, words: tuple[str, ...], folded: tuple
     files are mostly code, and a file with no marker and no stub word in a comment was searched for each of ~30
     words through all its code. True (let the exact path decide) when a line in scope is not a line of the
     text (its stand-in comes from the diff) or the gate would look at a few lines only."""
-    if not (ctx.change.status is FileStatus.ADDED or ctx.mode in (FilterMode.FILE, FilterMode.NOFILTER)):
+    if not ctx.whole_file_in_scope:
         return True
     selected = ctx.selected_lines()
     if selected and selected[-1] > ctx.line_count:

@@ -34,7 +34,7 @@ from sentinel import projectconf
 from sentinel.checks.base import FileContext
 from sentinel.languages import PROSE
 from sentinel.lazyre import lazy_compile
-from sentinel.models import FileStatus, FilterMode, Finding, Severity
+from sentinel.models import Finding, Severity
 from sentinel.roles import STUB
 from sentinel.rules import LAYOUT_ROLES, OFF, QUALITY_ROLES, Rule
 
@@ -148,7 +148,7 @@ def any_word(ctx: FileContext, words: tuple[str, ...], fold: bool = False) -> bo
     Substring search runs at memory speed, where a regex alternation (worse, a case-insensitive
     one) costs microseconds per line; when every line is in scope the whole text is searched at once.
     """
-    if ctx.change.status is FileStatus.ADDED or ctx.mode in (FilterMode.FILE, FilterMode.NOFILTER):
+    if ctx.whole_file_in_scope:
         text = ctx.lower_text if fold else ctx.text
         return any(w in text for w in words)
     for n in ctx.selected_lines():
