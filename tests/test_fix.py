@@ -10,7 +10,7 @@ import pytest
 from sentinel import engine, sources
 from sentinel.checks import all_rules
 from sentinel.config import load_config
-from sentinel.fix import planner
+from sentinel.fix import planner, safewrite
 
 
 def gate(repo):
@@ -508,10 +508,13 @@ def test_fixes_are_refused_when_the_working_tree_differs_from_the_staged_content
     assert "working tree differs from the staged content" in plan.refused[0][1]
 
 
-def test_a_fix_is_never_written_through_a_symlink_or_outside_the_repository(repo, tmp_path):
+def test_a_fix_is_never_planned_through_a_symlink_or_outside_the_repository(repo, tmp_path):
     outside = tmp_path / "outside.py"
     outside.write_text(RETRY)
     (repo.path / "link.py").symlink_to(outside)
-    assert planner.worktree_path(str(repo.path), "link.py") is None
-    assert planner.worktree_path(str(repo.path), "../outside.py") is None
-    assert planner.worktree_path(str(repo.path), "pkg/mod.py") == str((repo.path / "pkg/mod.py").resolve())
+    with pytest.raises(safewrite.Refused, match="symbolic link"):
+        safewrite.read(str(repo.path), "link.py")
+    with pytest.raises(safewrite.Refused, match="outside the repository"):
+        safewrite.read(str(repo.path), "../outside.py")
+    repo.write("pkg/mod.py", RETRY)
+    assert safewrite.read(str(repo.path), "pkg/mod.py") == RETRY.encode()

@@ -32,6 +32,9 @@ class FilePlan(Record):
     fixes: list[Fix] = factory(list)
     # Findings a fixer exists for but that were left as they are, and why.
     not_fixed: list[tuple[Finding, str]] = factory(list)
+    # The working-tree bytes the plan was made from (None: not read, e.g. a preview): `write` replaces the
+    # file only while it still holds exactly these.
+    on_disk: bytes | None = None
 
     @property
     def changed(self) -> bool:

@@ -81,15 +81,18 @@ def plan(change, findings: list[Finding], config=None, unsafe: bool = False, req
     table = fixers()
     for path, file_findings in wanted.items():
         text, problem = _checked_text(checked.get(path))
+        on_disk = None
         if problem is None and require_worktree:
-            problem = _worktree_problem(change, path, checked.get(path))
+            on_disk, problem = _worktree_problem(change, path, checked.get(path))
         if problem is not None:
             out.refused.append((path, problem))
             continue
         fc = cs.file(path)
         ctx = FixContext(path, fc.language if fc else "unknown", set(fc.added) if fc else set(), config, root,
                          read=_snapshot_reader(change), unsafe=unsafe)
-        out.files.append(_plan_file(text, file_findings, ctx, table, safety))
+        fp = _plan_file(text, file_findings, ctx, table, safety)
+        fp.on_disk = on_disk
+        out.files.append(fp)
     return out
 
 
@@ -119,35 +122,29 @@ def _checked_text(data: bytes | None) -> tuple[str, str | None]:
         return "", "not UTF-8 text"
 
 
-def worktree_path(root: str | None, path: str) -> str | None:
-    """The file in the working tree, or None when writing there could leave the repository."""
-    base = os.path.realpath(root or os.getcwd())
-    full = os.path.realpath(os.path.join(base, path))
-    if os.path.islink(os.path.join(base, path)) or os.path.commonpath([base, full]) != base:
-        return None
-    return full
+def _worktree_problem(change, path: str, checked: bytes | None) -> tuple[bytes | None, str | None]:
+    """(the working-tree bytes a fix may replace, or why none may be written)."""
+    from sentinel.fix import safewrite
 
-
-def _worktree_problem(change, path: str, checked: bytes | None) -> str | None:
-    full = worktree_path(change.changeset.root, path)
-    if full is None:
-        return "it is a symbolic link or lies outside the repository"
     try:
-        with open(full, "rb") as fh:
-            current = fh.read()
-    except OSError as exc:
-        return f"it cannot be read in the working tree ({exc.strerror})"
+        current = safewrite.read(_root(change.changeset.root), path)
+    except safewrite.Refused as exc:
+        return None, str(exc)
     if change.content_rev is None:
         fc = change.changeset.file(path)
         lines = current.decode("utf-8", "replace").split("\n")
         if fc is not None and any(n > len(lines) or lines[n - 1].rstrip("\r") != t for n, t in fc.added.items()):
-            return "the working tree does not match the diff that was checked"
-        return None
+            return None, "the working tree does not match the diff that was checked"
+        return current, None
     if current != checked:
         what = "staged" if change.content_rev == "" else "checked"
-        return (f"the working tree differs from the {what} content (unstaged edits?): stage or stash them, "
-                "then run again")
-    return None
+        return None, (f"the working tree differs from the {what} content (unstaged edits?): stage or stash them, "
+                      "then run again")
+    return current, None
+
+
+def _root(root: str | None) -> str:
+    return os.path.realpath(root or os.getcwd())
 
 
 def _plan_file(text: str, findings: list[Finding], ctx: FixContext, table: dict, safety: dict) -> FilePlan:
@@ -234,23 +231,19 @@ def unified_diff(fp: FilePlan) -> str:
 
 
 def write(plan: Plan, root: str | None) -> list[str]:
-    """Write every changed file (atomically, keeping its mode); returns the paths written."""
+    """Replace every changed file whose working-tree bytes are still those the plan was made from, through
+    `safewrite` (no link followed, nothing written in .git, mode kept); returns the paths written."""
+    from sentinel.fix import safewrite
+
     written = []
     for fp in plan.changed_files:
-        full = worktree_path(root, fp.path)
-        if full is None:
-            plan.refused.append((fp.path, "it is a symbolic link or lies outside the repository"))
+        if fp.on_disk is None:
+            plan.refused.append((fp.path, "its working-tree content was not verified before the fix was planned"))
             continue
-        tmp = f"{full}.sentinel-fix.{os.getpid()}"
         try:
-            with open(tmp, "wb") as fh:
-                fh.write(fp.after.encode("utf-8"))
-            os.chmod(tmp, os.stat(full).st_mode & 0o7777)
-            os.replace(tmp, full)
-        except OSError as exc:
-            if os.path.exists(tmp):
-                os.unlink(tmp)  # sentinel: ignore[SEN103] - our own temporary file
-            plan.refused.append((fp.path, f"it could not be written: {exc.strerror}"))
+            safewrite.replace(_root(root), fp.path, fp.on_disk, fp.after.encode("utf-8"))
+        except safewrite.Refused as exc:
+            plan.refused.append((fp.path, str(exc)))
             continue
         written.append(fp.path)
     return written
