@@ -508,11 +508,11 @@ def test_re_raising_bare_except_in_code_that_does_not_parse():
 def test_the_eval_rule_walks_each_scope_once_per_name_however_many_calls_it_holds(monkeypatch):
     # 1,000 calls once walked the module 1,000 times (3 s; 4,000 calls 49 s): the cost must not grow with the
     # number of calls per scope. Counted, not timed.
-    from sentinel.checks import chaos
+    from sentinel.checks.chaos import evals
 
     walks = []
-    real = chaos._bound_in
-    monkeypatch.setattr(chaos, "_bound_in", lambda scope, name: walks.append((id(scope), name)) or real(scope, name))
+    real = evals._bound_in
+    monkeypatch.setattr(evals, "_bound_in", lambda scope, name: walks.append((id(scope), name)) or real(scope, name))
     body = "".join(f"y{i} = eval(x{i})\n" for i in range(300))
     funcs = "".join(f"def f{i}(s):\n    return exec(s) or eval(s)\n" for i in range(50))
     verdict = gate_new_file("m.py", body + funcs)

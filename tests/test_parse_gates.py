@@ -19,6 +19,7 @@ import pytest
 from sentinel import engine
 from sentinel.checks import ANALYSIS_ORDER, CHECK_MODULES, chaos, jail, placeholder
 from sentinel.checks.base import FileContext
+from sentinel.checks.chaos import python as chaos_python
 from sentinel.checks.jail import python as jail_python
 from sentinel.config import validate
 from sentinel.diffparse import parse_diff
@@ -80,11 +81,11 @@ def _findings(module, contexts) -> list[tuple]:
 
 @pytest.mark.parametrize("mode", ["whole", "partial"])
 @pytest.mark.parametrize("module, gate", [(jail_python, "_probes_hit"), (placeholder, "_needs_ast"),
-                                          (chaos, "_py_worth_parsing")])
+                                          (chaos_python, "_py_worth_parsing")])
 @pytest.mark.parametrize("config", [{}, CONFIG], ids=["defaults", "banned-imports"])
 def test_a_gate_forced_open_finds_nothing_more(module, gate, mode, config, monkeypatch):
     contexts = _contexts(mode, config)
-    check = jail if module is jail_python else module
+    check = {jail_python: jail, chaos_python: chaos}.get(module, module)
     gated = _findings(check, contexts)
     monkeypatch.setattr(module, gate, lambda *args: True)
     forced = _findings(check, contexts)
