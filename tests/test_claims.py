@@ -682,3 +682,60 @@ def test_squash_merge_of_a_range_is_not_read_as_claims(repo):
     assert out.returncode == 0, out.stdout + out.stderr
     import json
     assert [f for f in json.loads(out.stdout)["findings"] if f["rule"].startswith("SEN6")] == []
+
+
+# --- whose words a claim is ------------------------------------------------------------------------------
+
+DEPENDABOT = """Bump fastjson from 1.2.0 to 1.3.0
+
+Bumps [fastjson](https://github.com/example/fastjson) from 1.2.0 to 1.3.0.
+<details>
+<summary>Release notes</summary>
+<p><em>Sourced from fastjson's releases.</em></p>
+<blockquote>
+<h2>1.3.0</h2>
+<ul>
+<li>Adds unit tests for the decoder</li>
+<li>All tests pass on Python 3.13</li>
+</ul>
+</blockquote>
+</details>
+<details>
+<summary>Commits</summary>
+<ul>
+<li>Fixes the crash on empty input</li>
+</ul>
+</details>
+"""
+
+
+def test_quoted_release_notes_and_details_blocks_are_not_the_authors_claims():
+    assert kinds(DEPENDABOT) == []
+    v = gate(DEPENDABOT, {"requirements.txt": ("fastjson==1.2.0\n", "fastjson==1.3.0\n")})
+    assert claim_findings(v) == [] and v.passed
+    # the author's own words around the blocks still count, and an unclosed block runs to the end
+    assert kinds("Add parser\n\n<details><summary>log</summary>\nAll tests pass\n</details>\n\nAdded unit tests.\n") \
+        == ["tests_added"]
+    assert kinds("Add parser\n\nAdded unit tests.\n<blockquote>\nAll tests pass\n") == ["tests_added"]
+    masked = mask_message(DEPENDABOT)
+    assert len(masked) == len(DEPENDABOT) and masked.count("\n") == DEPENDABOT.count("\n")
+
+
+def test_a_body_signed_off_by_a_bot_is_not_a_claim():
+    message = ("Bump fastjson from 1.2.0 to 1.3.0\n\nAdds unit tests and fixes the crash.\n\n"
+               "Signed-off-by: dependabot[bot] <support@github.com>\n")
+    assert kinds(message) == []
+    human = message.replace("dependabot[bot]", "Ada Lovelace")
+    assert kinds(human) != []
+
+
+def test_deleting_test_modules_contradicts_all_tests_pass():
+    v = gate("Drop the old parser\n\nRemoved the obsolete tests; all tests pass.\n",
+             {"app.py": (SRC, SRC + "\n"), "tests/test_old.py": None})
+    [f] = [f for f in claim_findings(v) if f.rule == "SEN601"]
+    assert f.severity is Severity.ERROR and "tests deleted: tests/test_old.py" in f.message and not v.passed
+    # tests deleted beside tests added or changed: doubtful, not contradicted
+    v = gate("Move the parser tests\n\nAll tests pass.\n",
+             {"app.py": (SRC, SRC + "\n"), "tests/test_old.py": None, "tests/test_app.py": TEST})
+    [f] = [f for f in claim_findings(v) if f.rule == "SEN601"]
+    assert f.severity is Severity.WARNING

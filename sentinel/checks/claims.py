@@ -7,8 +7,9 @@ one kind is judged once per message (a title repeated in the body is one claim).
 severity, not the rule — see OUTCOMES:
 
 - **contradicted** (error, blocks): the evidence shows the claim is false — a failing test report against
-  "all tests pass" or "done", coverage under the rate claimed, "fixes #N" on a change of docs or tests only
-  that the message does not present as a docs or test fix, "added tests" with no test in the change, a public
+  "all tests pass" or "done", test modules deleted (and none added or changed) under "tests pass", coverage
+  under the rate claimed, "fixes #N" on a change of docs or tests only that the message does not present as a
+  docs or test fix, "added tests" with no test in the change, a public
   signature made stricter under "backward compatible";
 - **doubtful** (warning): evidence that usually means the claim is not quite true — existing assertions
   rewritten under "no functional change", blocking findings of the other checks under "production ready",
@@ -296,6 +297,13 @@ def _judge_tests_pass(claim, ev: Evidence) -> Judgement:
             return Judgement(Outcome.UNVERIFIED, found, [f"the {skipped} skipped tests run"])
         return Judgement(Outcome.SUPPORTED, found)
     problems = [r.describe() for r in ev.junit if r.problem]
+    deleted = ev.facts.tests_deleted
+    if deleted:
+        # Tests removed under "tests pass": the removed ones no longer run, so nothing shown passes for them.
+        # With no test added or changed beside them the claim rests on the deletion: contradicted.
+        outcome = Outcome.DOUBTFUL if ev.facts.test_files else Outcome.CONTRADICTED
+        return Judgement(outcome, [f"tests deleted: {_names(deleted)}"] + problems,
+                         ["the deleted tests kept, or a test report (--junit) or CI run showing the rest pass"])
     return Judgement(Outcome.UNVERIFIED, _tests_found(ev.facts) + problems,
                      ["a test report (--junit) or CI run showing they pass"])
 

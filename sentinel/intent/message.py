@@ -4,7 +4,11 @@ Masking replaces text that is not the author's own assertion about this change w
 length, so claim patterns never match inside it and the positions of everything else (line numbers in
 findings) stay those of the message. Not the author's assertion about this change:
 
-- quoted or code text: code spans, fenced and indented blocks, quotes, `>` block quotes, URLs;
+- quoted or code text: code spans, fenced and indented blocks, quotes, `>` block quotes, URLs, and the HTML
+  blocks that carry text from elsewhere (`<blockquote>`, collapsed `<details>`: a dependency bot's release notes
+  and commit lists, a pasted log);
+- text a bot wrote: the body of a message signed off by a `[bot]` account (a dependency bump quoting the
+  upstream's release notes), whose subject alone says what the change is;
 - attributions and references: trailers (`Co-authored-by:`, `Signed-off-by:`...), `This reverts commit <sha>`,
   `(cherry picked from commit <sha>)`, the subject of a reverted commit (`Revert "..."`);
 - history: the commit list of a squash merge (GitHub's `* subject` paragraphs, one per commit of the pull
@@ -33,6 +37,10 @@ _URL = lazy_re(r"\b(?:https?|ftp)://\S+")
 # Trailers (Signed-off-by:, Co-authored-by:, Reviewed-by:...) are attributions, not claims.
 _TRAILER = lazy_re(r"^[A-Z][A-Za-z0-9-]*-by:.*$|^(?:Change-Id|Cc|Bug|Link|Ref|Refs):.*$", re.M)
 _INDENTED_CODE = lazy_re(r"(?:^(?: {4}|\t)[^\n]*\n?)+", re.M)
+# HTML elements whose content is someone else's text: quoted release notes, collapsed logs and commit lists.
+_HTML_QUOTING = lazy_re(r"<(/?)(blockquote|details)\b[^>]*>", re.I)
+# A sign-off by a bot account (dependabot[bot], renovate[bot], pre-commit-ci[bot]): the message is generated.
+_BOT_SIGNOFF = lazy_re(r"^Signed-off-by:[^\n<]*\[bot\]", re.M | re.I)
 
 
 def clean_commit_message(text: str, comment_char: str = "#") -> str:
@@ -103,6 +111,35 @@ def _mask_code_spans(text: str) -> str:
     return "\n".join(out)
 
 
+def _mask_body(text: str) -> str:
+    """Everything after the subject line blanked."""
+    subject, sep, body = text.partition("\n")
+    return subject + sep + re.sub(r"[^\n]", " ", body)
+
+
+def _mask_html_quoting(text: str) -> str:
+    """`<blockquote>` and `<details>` elements blanked from their opening tag to the matching closing one (nesting
+    counted; an element left open runs to the end of the text), in one pass over the tags."""
+    pieces, pos, depth, start = [], 0, 0, 0
+    for m in _HTML_QUOTING.finditer(text):
+        if not m.group(1):
+            if depth == 0:
+                start = m.start()
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                pieces.append(text[pos:start])
+                pieces.append(re.sub(r"[^\n]", " ", text[start:m.end()]))
+                pos = m.end()
+    if depth:
+        pieces.append(text[pos:start])
+        pieces.append(re.sub(r"[^\n]", " ", text[start:]))
+        pos = len(text)
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
 def _spaces(text: str) -> str:
     return " " * len(text)
 
@@ -117,6 +154,10 @@ def mask_message(text: str) -> str:
     if not text:
         return ""
     text = mask_history(text.replace("\r\n", "\n"))
+    if "[bot]" in text and _BOT_SIGNOFF.search(text):
+        text = _mask_body(text)
+    if "<" in text:
+        text = _mask_html_quoting(text)
     # Each pattern runs (and is compiled) only when its marker is in the text at all.
     if "```" in text or "~~~" in text:
         text = _mask_fences(text)
