@@ -617,3 +617,12 @@ def test_orm_and_schema_destruction(src):
 ])
 def test_narrow_or_unrelated_drops_and_deletes(src):
     assert "SEN105" not in jail_codes("app/models.py", src)
+
+
+def test_destructive_git_in_a_ci_workflow_blocks():
+    # CI run blocks run unattended with push rights: SEN106 keeps its error severity there (ci role)
+    wf = "on: push\njobs:\n  r:\n    runs-on: ubuntu-latest\n    steps:\n      - run: git push --force origin HEAD:main\n"
+    [f] = jail_findings(".github/workflows/release.yml", wf)
+    assert (f.rule, f.severity.value) == ("SEN106", "error")
+    safe = wf.replace("--force", "--force-with-lease")
+    assert jail_findings(".github/workflows/release.yml", safe) == []

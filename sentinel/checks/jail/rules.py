@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sentinel.models import Severity
-from sentinel.roles import DOCS, FIXTURE, GENERATED, TEST, VENDORED
-from sentinel.rules import INFO, OFF, SECURITY_ROLES, WARNING, Rule
+from sentinel.roles import CI, DOCS, FIXTURE, GENERATED, TEST, VENDORED
+from sentinel.rules import INFO, OFF, SAME, SECURITY_ROLES, WARNING, Rule
 
 CHECK = "jail"
 
@@ -84,7 +84,8 @@ RULES: tuple[Rule, ...] = (
         counter_example='#!/bin/sh\nrm -rf -- "${PREFIX:?}/build"\ngit push --force-with-lease\n',
         hint="Guard variables with ${VAR:?}, delete explicit project paths, use --force-with-lease.",
         example_path="scripts/clean.sh",
-        roles=SECURITY_ROLES, security=True,
+        # CI run blocks are what this rule is for: they run unattended with push rights, so they block there too.
+        roles={**SECURITY_ROLES, CI: SAME}, security=True,
     ),
     Rule(
         "SEN107", "protected-path-touched", CHECK, Severity.ERROR,
