@@ -520,3 +520,31 @@ def test_the_eval_rule_walks_each_scope_once_per_name_however_many_calls_it_hold
     assert len(walks) == len(set(walks)) and len(walks) <= 2 + 50 * 2
     shadowed = gate_new_file("m.py", "from safe import eval\n" + body)
     assert not any(f.rule == "SEN303" for f in shadowed.findings)
+
+
+def test_get_on_a_dunder_dict_is_a_mapping_lookup_whatever_holds_it():
+    src = "def qualname_of(cls, name):\n    return cls.__dict__.get(name).__qualname__\n"
+    assert chaos_codes(gate_new_file("pkg/names.py", src)) == ["SEN305"]
+    assert chaos_codes(gate_new_file("pkg/names.py", src.replace("cls.__dict__", "vars(cls)"))) == ["SEN305"]
+    assert chaos_codes(gate_new_file("pkg/names.py", src.replace(".get(name)", ".get(name, None) or f"))) == []
+    # the owner's words still mark HTTP clients and sessions: self.session.get(url) is a request
+    assert chaos_codes(gate_new_file("pkg/c.py", "def f(self, k):\n    return self.session.get(k).json()\n")) == []
+
+
+@pytest.mark.parametrize("comment, severity", [
+    # a comment that is about the handler: the failure it tolerates
+    ("            # a truncated file holds no complete record: read nothing\n", "warning"),
+    ("            # best effort: a broken line must not stop the load\n", "warning"),
+    # one that says nothing about failing explains nothing about a bare except
+    ("            # the file holds one JSON document per line\n", "error"),
+])
+def test_a_bare_except_is_excused_only_by_an_explanation_of_it(comment, severity):
+    src = ("import json\n\n\ndef load(path):\n    with open(path) as fh:\n        try:\n"
+           "            return [json.loads(line) for line in fh]\n        except:\n" + comment + "            return []\n")
+    assert [f.severity.value for f in gate_new_file("pkg/m.py", src).findings if f.rule == "SEN301"] == [severity]
+
+
+def test_a_comment_on_a_statement_that_does_work_does_not_excuse_the_handler():
+    src = ("def f(conn):\n    try:\n        conn.send()\n    except:\n"
+           "        conn.reset()  # the connection failed: start over\n        return None\n")
+    assert [f.severity.value for f in gate_new_file("pkg/m.py", src).findings if f.rule == "SEN301"] == ["error"]

@@ -94,12 +94,8 @@ def _best_effort(ctx: FileContext, handler: ast.ExceptHandler) -> str | None:
     Best-effort work is the idiom broad silent handlers exist for: releasing or removing resources, `__del__`
     and `close()` methods, optional imports, side work after the main result is settled; an author who
     explains the handler in a comment has made the decision visible."""
-    comments = ctx.lexed.comments
-    last = max(getattr(handler, "end_lineno", None) or handler.lineno, handler.lineno)
-    for n in range(handler.lineno, last + 1):
-        comment = comments.get(n)
-        if comment and len(comment) > 6 and not _NOT_AN_EXPLANATION.match(comment):
-            return "explained in a comment"
+    if _explained(ctx, handler):
+        return "explained in a comment"
     try_node = ctx.parent(handler)
     body = getattr(try_node, "body", None) or []
     if body and all(_is_cleanup(stmt) for stmt in body):
@@ -112,6 +108,47 @@ def _best_effort(ctx: FileContext, handler: ast.ExceptHandler) -> str | None:
     if _after_the_result(ctx, try_node):
         return "side work after the result is settled"
     return None
+
+
+# What an explanation of a handler talks about: the failure it tolerates, or why tolerating it is fine.
+_ABOUT_FAILURE = lazy_compile(
+    r"ignor|fail|error|exception|raise|throw|crash|catch|best[- ]?effort|optional|swallow|silen|suppress|"
+    r"harmless|expected|unavailable|not\s+(?:available|installed|supported|found|present|exist)|missing|absent|"
+    r"broken|already|gone|closed|dead|race|compat|legacy|older|python\s*2|py2|platform|windows|macos|interrupt|"
+    r"shut(?:ting)?\s*down|clean\s*up|cleanup|whatever|anything|any\s+(?:other\s+)?(?:error|problem|issue)|"
+    r"can'?t|cannot|could(?:\s+|n'?)t|may\s+not|might\s+not|doesn'?t|does\s+not|don'?t\s+care|no\s+matter|"
+    r"deliberate|intentional|on\s+purpose|fine\b|\bok\b|okay|safe\s+to|invalid|bad\s+|evil|unknown|timeout|"
+    r"corrupt|malformed|truncat|incomplete|"
+    r"fall\s*back|fallback|default|give\s+up|skip|retry|pass\s+through|propagat", re.I)
+
+
+def _explained(ctx: FileContext, handler: ast.ExceptHandler) -> bool:
+    """Does a comment explain this handler: on its `except` line, on a comment line right above it, before its
+    first statement, or on a statement of a body that does nothing, and saying something about the failure it
+    tolerates? A comment on a statement that does work explains that statement; one that says nothing about
+    failing ("# close the socket") is not about the handler. A bare `except:` also catches Ctrl-C and SystemExit,
+    so its comment must name the failure; a broad handler's comment there is enough."""
+    comments = ctx.lexed.comments
+    body = handler.body
+    first = body[0].lineno if body else handler.lineno
+    lines = [handler.lineno - 1, *range(handler.lineno, first)]
+    if all(_does_nothing(stmt) for stmt in body):
+        lines += [n for stmt in body for n in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)]
+    for n in lines:
+        comment = comments.get(n)
+        if not comment or len(comment) <= 6 or _NOT_AN_EXPLANATION.match(comment):
+            continue
+        if n == handler.lineno - 1 and ctx.lexed.code_line(n).strip():
+            continue  # a trailing comment of the try body's last statement is about that statement
+        if handler.type is not None or _ABOUT_FAILURE.search(comment):
+            return True
+    return False
+
+
+def explains_failure(comment: str) -> bool:
+    """Does this comment (an explanation candidate for a bare `except:`) talk about a failure?"""
+    return bool(comment) and len(comment) > 6 and not _NOT_AN_EXPLANATION.match(comment) \
+        and _ABOUT_FAILURE.search(comment) is not None
 
 
 def _reraises(handler: ast.ExceptHandler) -> bool:

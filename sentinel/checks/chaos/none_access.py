@@ -20,6 +20,8 @@ _NOT_MAPPING = frozenset({
     "browser", "driver", "queue", "q", "objects", "pool", "executor", "future", "futures", "result", "results",
     "promise", "celery", "self", "cls", "super", "var", "router", "app",
 })
+# Receivers that are dicts whatever object they hang off: `cls.__dict__.get(name)` is a mapping lookup.
+_KNOWN_MAPPINGS = frozenset({"__dict__", "__annotations__", "__globals__", "vars()", "globals()", "locals()"})
 _URLISH_NAME = lazy_compile(r"url|uri|endpoint|path|route|link|href", re.I)
 _WORDS = lazy_compile(r"[A-Za-z][a-z]*|[A-Z]+")
 
@@ -120,8 +122,9 @@ def _none_source(call: ast.Call, imports: _Imports) -> str | None:
         owner = _dotted(func.value)
         if owner is None and not isinstance(func.value, (ast.Subscript, ast.Call)):
             return None
+        known = owner is not None and owner.rsplit(".", 1)[-1] in _KNOWN_MAPPINGS
         words = {w.lower() for w in _WORDS.findall(owner or "")}
-        if words & _NOT_MAPPING or _urlish(call.args[0]):
+        if (not known and words & _NOT_MAPPING) or _urlish(call.args[0]):
             return None
         return f"{owner or 'mapping'}.get() returns None when the key is missing"
     return None

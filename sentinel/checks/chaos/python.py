@@ -9,7 +9,7 @@ from sentinel.checks.base import FileContext
 from sentinel.checks.chaos.credentials_lexical import _lexical_credentials
 from sentinel.checks.chaos.credentials_python import _py_credentials
 from sentinel.checks.chaos.evals import _py_eval
-from sentinel.checks.chaos.handlers import _NOT_AN_EXPLANATION, _py_handlers
+from sentinel.checks.chaos.handlers import _py_handlers, explains_failure
 from sentinel.checks.chaos.none_access import _NONE_LITERALS, _py_none_access
 from sentinel.checks.chaos.rules import BARE_EXCEPT, EVAL_EXEC, SWALLOWED
 from sentinel.checks.chaos.scope import _line_filter, _matching_lines
@@ -89,8 +89,8 @@ def _python_lexical(ctx: FileContext) -> list[Finding]:
                     and not any(t.split()[0] in ("return", "break", "continue") for _, t in body[:-1] if t.split()):
                 f.severity = Severity.WARNING
                 f.message = "bare `except:` (it re-raises, so nothing is swallowed; name what it is for)"
-            elif any(lexed.comments.get(i) and not _NOT_AN_EXPLANATION.match(lexed.comments[i])
-                     and len(lexed.comments[i]) > 6 for i in range(n, (body[-1][0] if body else n) + 1)):
+            elif any(explains_failure(lexed.comments.get(i, ""))
+                     for i in range(n, (body[0][0] if body else n) + 1)):
                 f.severity = Severity.WARNING
                 f.message += "; explained in a comment"
             out.append(f)
