@@ -397,3 +397,61 @@ def test_a_line_of_thousands_of_markers_is_a_few_findings():
     verdict = gate_new_file("a.py", line + "\n", only_checks=["placeholder"])
     markers = [f for f in verdict.findings if f.rule == "SEN401"]
     assert 1 <= len(markers) <= 5
+
+
+def _sen401(path: str, content: str):
+    return [(f.severity.value, f.message.split(":")[0]) for f in gate_new_file(path, content).findings
+            if f.rule == "SEN401"]
+
+
+def test_a_marker_closing_a_comment_is_described_by_it():
+    assert _sen401("pkg/cfg.py", 'IGNORES = [\n    "ANN401",  # any-type  # FIXME\n]\n') == \
+        [("warning", "FIXME marker (a note for later)")]
+    assert _sen401("pkg/cfg.py", 'IGNORES = [\n    "ANN401",  # FIXME\n]\n') == \
+        [("error", "FIXME marker (no description of what is left)")]
+
+
+def test_a_note_next_to_an_overload_signature_is_not_next_to_a_stub():
+    src = ("from typing import overload\n\n\n@overload\ndef f(x: int) -> int: ...  # TODO: drop with 3.9\n"
+           "@overload\ndef f(x: str) -> str: ...\ndef f(x):\n    return x\n")
+    assert _sen401("pkg/o.py", src) == [("warning", "TODO marker (a note for later)")]
+    stub = "def g(x):\n    ...  # TODO: drop with 3.9\n"
+    assert _sen401("pkg/o.py", stub) == [("error", "TODO marker (next to a stub body)")]
+
+
+def test_a_marker_word_inside_a_name_in_capitals_is_not_a_marker():
+    assert _sen401("pkg/u.py", 'NAMES = {\n    0x1806: "x",  # MONGOLIAN TODO SOFT HYPHEN\n}\n') == []
+    assert _sen401("pkg/u.py", "X = 1  # TODO FIX THIS LATER\n") != []
+    assert _sen401("pkg/u.py", "X = 1  # HANDLE TODO\n") != []  # no capital word after it: a note
+
+
+def test_a_null_object_method_of_a_wrapper_is_not_a_stub():
+    wrapper = ("class NonClosing:\n    def __init__(self, stream):\n        self._stream = stream\n\n"
+               "    def write(self, data):\n        return self._stream.write(data)\n\n    def close(self):\n        pass\n")
+    assert found("pkg/w.py", wrapper) == []
+    forwarding = wrapper.replace("    def write(self, data):\n        return self._stream.write(data)\n",
+                                 "    def __getattr__(self, name):\n        return getattr(self._stream, name)\n")
+    assert found("pkg/w.py", forwarding) == []
+    # a class that keeps nothing it is given is not a wrapper: its empty method is still a stub
+    plain = "class Mailer:\n    def __init__(self):\n        self.sent = []\n\n    def close(self):\n        pass\n"
+    assert found("pkg/w.py", plain) == ["SEN403"]
+
+
+def test_a_placeholder_comment_in_a_function_that_does_nothing_blocks():
+    src = "def charge(amount):\n    # placeholder for the real implementation\n    return None\n"
+    [f] = [f for f in gate_new_file("pkg/pay.py", src).findings if f.rule == "SEN404"]
+    assert f.severity.value == "error" and "charge()" in f.message
+    working = "def charge(amount):\n    # placeholder for the real implementation\n    return gateway.charge(amount)\n"
+    [f] = [f for f in gate_new_file("pkg/pay.py", working).findings if f.rule == "SEN404"]
+    assert f.severity.value == "warning"
+
+
+def test_a_marker_counts_as_moved_only_with_its_code():
+    tail = "".join(f"\n\ndef f{i}():\n    return {i}\n" for i in range(6))
+    before = "def a():\n    # TODO\n    return 1\n" + tail
+    after = "def a():\n    return 1\n" + tail + "\n\ndef c():\n    \"\"\"Compute c.\"\"\"\n    # TODO\n"
+    verdict = _modify("pkg/mod.py", before, after)
+    assert [(f.rule, f.line) for f in verdict.findings if f.rule == "SEN401"] == [("SEN401", after.count("\n"))]
+    # the same marker moved with the function it belongs to is not new
+    moved = tail.lstrip("\n") + "\n\ndef a():\n    # TODO\n    return 1\n"
+    assert [f.rule for f in _modify("pkg/mod.py", before, moved).findings if f.rule == "SEN401"] == []

@@ -296,8 +296,8 @@ def _comments(ctx: FileContext) -> list[Finding]:
             if hits is not None:  # the line carries a marker: it is judged as one, never also as SEN404
                 if existing is None:
                     existing = _PreImageMarkers(ctx, words)
-                if existing.claims(comment[hits[0][0]:]):
-                    continue  # the change touched a marker that was already there (a typo fix, a reformat)
+                if existing.claims(comment[hits[0][0]:], n, comment):
+                    continue  # the change touched a marker that was already there (a typo fix, a move)
                 for i, (start, word, tracked) in enumerate(hits[:_MARKERS_PER_LINE]):
                     column = _column(ctx.line(n), comment, start)
                     # a marker is described by the text up to the next marker on the line: each is graded
@@ -309,9 +309,41 @@ def _comments(ctx: FileContext) -> list[Finding]:
                     out.append(f)
                 continue
         if _stub_comment(comment):
-            out.append(ctx.finding(SEN404, n, f"placeholder comment: {_excerpt(comment)}",
-                                   column=_column(ctx.line(n), comment, 0)))
+            f = ctx.finding(SEN404, n, f"placeholder comment: {_excerpt(comment)}",
+                            column=_column(ctx.line(n), comment, 0))
+            func = _does_nothing_at(ctx, n) if ctx.language == "python" else None
+            if func is not None:
+                # The comment says the code is a stand-in and the function does nothing: a fake implementation.
+                f.severity = Severity.ERROR
+                f.message = f"placeholder comment in {func}(), whose body does nothing: {_excerpt(comment)}"
+            out.append(f)
     return out
+
+
+def _does_nothing_at(ctx: FileContext, n: int) -> str | None:
+    """The name of the innermost function around line n when its body does nothing but `pass`, `...`, a
+    docstring, `return` / `return None` / a constant, or raise NotImplementedError."""
+    tree = ctx.tree
+    if tree is None:
+        return None
+    best = None
+    for fn in ctx.nodes(*_FUNCS):
+        if fn.lineno <= n <= (fn.end_lineno or fn.lineno) and (best is None or fn.lineno >= best.lineno):
+            best = fn
+    if best is None:
+        return None
+    body = best.body[1:] if _is_docstring(best.body[0]) else best.body
+    if all(_inert(stmt) for stmt in body):
+        return best.name
+    return None
+
+
+def _inert(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+        return True
+    if isinstance(stmt, ast.Return):
+        return stmt.value is None or isinstance(stmt.value, ast.Constant)
+    return isinstance(stmt, ast.Raise) and _dotted_tail(stmt.exc) in ("NotImplementedError", "NotImplemented")
 
 
 # --- SEN401 grading: what a marker says about the change ---------------------------------------------
@@ -344,7 +376,10 @@ def _marker_grade(ctx: FileContext, n: int, comment: str, start: int, word: str,
         return Severity.INFO, "tracked"
     text = _MARKER_LEAD.sub("", rest)
     if len(text.strip(" .:!-")) < 3:
-        return Severity.ERROR, "no description of what is left"
+        # A marker closing a comment that says something (`"ANN401",  # any-type  # FIXME`) is described by it.
+        text = _comment_body(_MARKER_TAIL.sub("", comment[:start]))
+        if len(text.strip(" .:!-")) < 3:
+            return Severity.ERROR, "no description of what is left"
     if _MISSING_WORK.search(text):
         return Severity.ERROR, "work left undone"
     if ctx.language == "python" and _near_stub(ctx, n):
@@ -352,14 +387,40 @@ def _marker_grade(ctx: FileContext, n: int, comment: str, start: int, word: str,
     return Severity.WARNING, "a note for later"
 
 
+# Comment openers and the separators between comments on one line, as they end the text before a marker.
+_MARKER_TAIL = lazy_compile(r"[\s#;/*-]*$")
+
+
 def _near_stub(ctx: FileContext, n: int) -> bool:
-    """Is a `pass` / `...` / `raise NotImplementedError` statement within two lines of the marker?"""
+    """Is a stub this check would report (a `pass` / `...` body, a `raise NotImplementedError`) within two lines of
+    the marker? The idioms that look like stubs and are not (an `@overload` signature, an abstract method, a
+    Protocol) do not make a note next to them missing work."""
+    near = range(max(1, n - 2), min(ctx.line_count, n + 2) + 1)
+    if ctx.tree is not None and not ctx.path.endswith(".pyi"):
+        stubs = ctx.memo.get(_STUB_LINES)
+        if stubs is None:
+            stubs = ctx.memo[_STUB_LINES] = _reportable_stub_lines(ctx)
+        return any(i in stubs for i in near)
     lexed = ctx.lexed
-    for i in range(max(1, n - 2), min(ctx.line_count, n + 2) + 1):
+    for i in near:
         code = lexed.code_line(i)
         if "NotImplemented" in code or _STUB_CODE.search(code):
             return True
     return False
+
+
+_STUB_LINES = "placeholder.stub-lines"
+
+
+def _reportable_stub_lines(ctx: FileContext) -> set[int]:
+    """Lines of every stub statement SEN402/SEN403 would report anywhere in the file."""
+    raises, funcs, subclassed = _collect(ctx.tree, lambda _line: True)
+    lines = {node.lineno for node, outer in raises if _not_implemented(ctx, node, outer, subclassed) is not None}
+    for func, outer in funcs:
+        if _stub_body(ctx, func, outer, subclassed, anywhere=True) is not None:
+            body = func.body[1:] if _is_docstring(func.body[0]) else func.body
+            lines.update(stmt.lineno for stmt in body)
+    return lines
 
 
 _NORMALIZE = lazy_compile(r"[\W_]+")
@@ -370,34 +431,82 @@ class _PreImageMarkers:
 
     A marker on an added line is the change's own only if it is not one of these: a line edited around an
     existing TODO, a typo fixed in one, or a block moved elsewhere in the file brings no new unfinished work.
-    Each pre-image marker accounts for one added marker (exact text, or similar text within the same file)."""
+    Each pre-image marker accounts for one added marker with the same or similar text, and only where the marker
+    stayed in its place (the same spot of the same hunk) or came with its code: the code on its line, or the code
+    around it, is unchanged or moved, not newly written. A bare `# TODO` in a new function is new work even when
+    the same commit removes another bare `# TODO` elsewhere in the file."""
 
     def __init__(self, ctx: FileContext, words: tuple[str, ...]):
-        self._texts: list[str] = []
-        for _, text in ctx.change.removed:
+        self._ctx = ctx
+        self._texts: list[tuple[str, int]] = []  # (normalized marker text, old line)
+        self._removed_lines: set[str] | None = None
+        for old_line, text in ctx.change.removed:
             if any(w in text for w in words):
                 at = min((text.find(w) for w in words if w in text))
-                self._texts.append(self._key(text[at:]))
+                self._texts.append((self._key(text[at:]), old_line))
 
     @staticmethod
     def _key(text: str) -> str:
         return _NORMALIZE.sub(" ", text.lower()).strip()
 
-    def claims(self, comment: str) -> bool:
-        """Does this marker text (from the marker on) stand for one of the pre-image's markers?"""
+    def claims(self, marker_text: str, n: int, comment: str) -> bool:
+        """Does this marker (its text from the marker on, on new line n) stand for one of the pre-image's?"""
         if not self._texts:
             return False
-        key = self._key(comment)
-        if key in self._texts:
-            self._texts.remove(key)
-            return True
-        from difflib import SequenceMatcher
+        key = self._key(marker_text)
+        candidates = [entry for entry in self._texts if entry[0] == key]
+        if not candidates:
+            from difflib import SequenceMatcher
 
-        for old in self._texts:
-            if SequenceMatcher(None, old, key).ratio() >= 0.6:
-                self._texts.remove(old)
-                return True
+            candidates = [entry for entry in self._texts if SequenceMatcher(None, entry[0], key).ratio() >= 0.6]
+        if not candidates:
+            return False
+        chosen = next((e for e in candidates if self._same_place(e[1], n)), None)
+        if chosen is None and self._came_with_its_code(n, comment):
+            chosen = candidates[0]
+        if chosen is None:
+            return False
+        self._texts.remove(chosen)
+        return True
+
+    def _same_place(self, old_line: int, n: int) -> bool:
+        """Old line and new line at the same spot of one hunk (an edit in place, give or take two lines)."""
+        for h in self._ctx.change.hunks:
+            if (h.source_start <= old_line < h.source_start + max(h.source_length, 1)
+                    and h.target_start <= n < h.target_start + max(h.target_length, 1)):
+                return abs((old_line - h.source_start) - (n - h.target_start)) <= 2
         return False
+
+    def _came_with_its_code(self, n: int, comment: str) -> bool:
+        ctx = self._ctx
+        line = ctx.line(n)
+        at = line.find(comment)
+        code = line[:at].strip() if at > 0 else ""
+        if code:
+            return self._state(n) != _NEW_CODE
+        neighbours = [m for m in (self._code_line(n, -1), self._code_line(n, 1)) if m is not None]
+        return bool(neighbours) and all(self._state(m) != _NEW_CODE for m in neighbours)
+
+    def _code_line(self, n: int, step: int) -> int | None:
+        """The nearest line above (step -1) or below (+1) that holds code, within a few lines."""
+        lexed = self._ctx.lexed
+        m = n + step
+        while 1 <= m <= self._ctx.line_count and abs(m - n) <= 8:
+            if lexed.code_line(m).strip():
+                return m
+            m += step
+        return None
+
+    def _state(self, m: int) -> str:
+        """Kept (not added), moved (added with the text of a removed line) or newly written."""
+        if m not in self._ctx.change.added:
+            return "kept"
+        if self._removed_lines is None:
+            self._removed_lines = {text.strip() for _, text in self._ctx.change.removed}
+        return "moved" if self._ctx.line(m).strip() in self._removed_lines else _NEW_CODE
+
+
+_NEW_CODE = "new"
 
 
 def _hash_comment_candidate(ctx: FileContext, words: tuple[str, ...], folded: tuple[str, ...]) -> bool:
@@ -461,8 +570,23 @@ def _marker_hits(text: str, marker: re.Pattern, allowed: re.Pattern | None) -> l
     found = list(marker.finditer(text))
     if not found:
         return None
+    found = [m for m in found if not _in_capital_name(text, m.start(), m.end())]
+    if not found:
+        return None
     spans = [m.span() for m in allowed.finditer(text)] if allowed is not None else []
     return [(m.start(), m.group().rstrip("s"), any(a <= m.start() < b for a, b in spans)) for m in found]
+
+
+# A word in capitals: the words around a marker inside a name written in capitals.
+_CAPS_BEFORE = lazy_compile(r"(?:^|[^\w])[A-Z]{2,}[ _]$")
+_CAPS_AFTER = lazy_compile(r"[ _][A-Z]{2,}(?!\w)")
+
+
+def _in_capital_name(text: str, start: int, end: int) -> bool:
+    """Is the marker one word of a name in capitals, between two others (a Unicode character name such as
+    `MONGOLIAN TODO SOFT HYPHEN` in a data table, a constant's words), rather than a note?"""
+    return (_CAPS_BEFORE.search(text, max(0, start - 40), start) is not None
+            and _CAPS_AFTER.match(text, end) is not None)
 
 
 def _comment_body(comment: str) -> str:
@@ -635,6 +759,29 @@ def _self_attributes(cls: ast.ClassDef) -> dict[str, list]:
     return found
 
 
+def _wraps_an_object(cls: ast.ClassDef) -> bool:
+    """A wrapper: its `__init__` keeps an object it is given (`self._stream = stream`) and its methods pass calls
+    on to it (`self._stream.write(...)`, or `__getattr__` forwarding). Such a class exists to change how some of
+    those calls behave, so a `pass` method there is the point (not closing what it wraps), not missing work."""
+    init = next((m for m in cls.body if isinstance(m, _FUNCS) and m.name == "__init__"), None)
+    if init is None:
+        return False
+    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)} - {"self"}
+    kept = {t.attr for stmt in walk(init) if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name)
+            and stmt.value.id in params
+            for t in stmt.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+            and t.value.id == "self"}
+    if not kept:
+        return False
+    if any(isinstance(m, _FUNCS) and m.name in ("__getattr__", "__getattribute__") for m in cls.body):
+        return True
+    users = _self_attributes(cls)
+    for attr in kept:
+        if any(m is not init for m in users.get(attr, ())):
+            return True
+    return False
+
+
 def _not_implemented(ctx: FileContext, node: ast.Raise, outer: tuple, subclassed: set[str]) -> Finding | None:
     exc = node.exc
     name = _dotted_tail(exc) if exc is not None else None
@@ -683,7 +830,8 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
-def _stub_body(ctx: FileContext, func, outer: tuple, subclassed: set[str]) -> Finding | None:
+def _stub_body(ctx: FileContext, func, outer: tuple, subclassed: set[str], anywhere: bool = False) -> Finding | None:
+    """SEN403 for this function, or None; ``anywhere``: whether or not its stub line is in scope."""
     body = func.body
     stmts = body[1:] if _is_docstring(body[0]) else body
     if not stmts:
@@ -692,7 +840,7 @@ def _stub_body(ctx: FileContext, func, outer: tuple, subclassed: set[str]) -> Fi
     if None in kinds:
         return None
     stub = stmts[-1]
-    if not ctx.selected(stub.lineno):
+    if not anywhere and not ctx.selected(stub.lineno):
         return None
     kind = "pass" if kinds == {"pass"} else "..."
     name = func.name
@@ -716,6 +864,8 @@ def _stub_body(ctx: FileContext, func, outer: tuple, subclassed: set[str]) -> Fi
             return None
         if kind == "pass" and any(_dotted_tail(b) not in (None, "object") for b in parent.bases):
             return None  # a no-op override silencing an inherited hook
+        if kind == "pass" and _wraps_an_object(parent):
+            return None  # a null-object method: the wrapper deliberately does not pass this call on
     if _explained(ctx, func.lineno, max(func.end_lineno or stub.lineno, stub.lineno)):
         return None
     what = "method" if isinstance(parent, ast.ClassDef) else "function"
