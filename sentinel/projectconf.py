@@ -9,9 +9,16 @@ one, with that linter's limit and way of counting:
   ``extend-select`` by a prefix such as ``E``, ``E5`` or ``ALL``) and not ignored by an equally or more specific
   prefix; limit ``lint.pycodestyle.max-line-length``, else ``line-length``, else 88; width counted as ruff does
   (East Asian wide characters count 2); ``per-file-ignores`` honoured.
-* **flake8** (``[flake8]`` in ``setup.cfg`` / ``tox.ini`` / ``.flake8``) and **pycodestyle** (``[pycodestyle]``):
-  E501 unless ignored (``ignore`` / ``extend-ignore``) or left out of a ``select``; ``max-line-length``, else 79.
-  flake8-bugbear's B950 with E501 ignored allows ``max-line-length`` + 10%.
+  Rules are selected by code or, in ruff's preview mode, by name (``extend-ignore = ["line-too-long"]``).
+* **flake8** (``[flake8]`` in ``setup.cfg`` / ``tox.ini`` / ``.flake8``) and **pycodestyle** (``[pycodestyle]``,
+  or ``[pep8]`` from before its rename): E501 unless ignored (``ignore`` / ``extend-ignore``) or left out of a
+  ``select``; ``max-line-length``, else 79. flake8-bugbear's B950 with E501 ignored allows ``max-line-length``
+  + 10%.
+
+A section counts only where the tool that reads it is in use. flake8 reads ``[flake8]`` alone (it runs
+pycodestyle with its own settings) and ruff reads its own tables, so a ``[pycodestyle]`` / ``[pep8]`` section
+beside a flake8 or ruff configuration, or a ``[flake8]`` section beside a ruff one, is a leftover unless the
+project's runners (``.pre-commit-config.yaml``, ``tox.ini``, ``noxfile.py``, ``Makefile``) name that tool.
 * **pylint** (``[tool.pylint]``, ``.pylintrc``, ``pylintrc``, ``[pylint.*]`` sections): ``line-too-long``
   (C0301) unless disabled; ``max-line-length``, else 100.
 
@@ -24,10 +31,12 @@ under the git directory as plain data, used only while every source file is byte
 from __future__ import annotations
 
 import os
+import re
 import sys
 from functools import lru_cache
 
 from sentinel import filecache
+from sentinel.lazyre import lazy_compile as lazy_re
 from sentinel.record import Record, factory
 
 CHARS, WIDTH = "chars", "width"
@@ -50,8 +59,11 @@ class LineLengthPolicy(Record, frozen=True):
         return True
 
 
+# Files that say which tools a project runs (a linter named there is in use).
+_RUNNERS = (".pre-commit-config.yaml", "noxfile.py", "Makefile")
 # Every file the policy is read from: a change to any of them invalidates the cached result.
-_SOURCES = (".ruff.toml", "ruff.toml", "pyproject.toml", "setup.cfg", "tox.ini", ".flake8", ".pylintrc", "pylintrc")
+_SOURCES = (".ruff.toml", "ruff.toml", "pyproject.toml", "setup.cfg", "tox.ini", ".flake8", ".pylintrc", "pylintrc",
+            *_RUNNERS)
 _CACHE_ENTRY = "line-length-policy"
 
 
@@ -87,15 +99,46 @@ def _cache_dir(root: str) -> str | None:
 def _salt() -> str:
     from sentinel import __version__
 
-    return f"line-length-policy-v1:{__version__}"
+    return f"line-length-policy-v2:{__version__}"
 
 
 def _policy(root: str, files: dict[str, bytes | None]) -> LineLengthPolicy:
     found = [p for p in (_ruff(root, files), *_ini_linters(root, files), _pylint(root, files)) if p is not None]
+    found = _in_use(found, root, files)
     enforcing = [p for p in found if p.limit is not None]
     if not enforcing:
         return LineLengthPolicy()
     return min(enforcing, key=lambda p: p.limit)
+
+
+# A section and the tools that read it in its place when they are configured too.
+_SUPERSEDED_BY = {"pep8": ("flake8", "ruff"), "pycodestyle": ("flake8", "ruff"), "flake8": ("ruff",)}
+# Config section headers name a tool without running it: they are not evidence of use.
+_SECTION_HEADER = lazy_re(r"^\s*\[(?:flake8|pycodestyle|pep8|pylint[^\]]*|tool:[^\]]*)\]\s*$", re.M | re.I)
+
+
+def _tool(policy: LineLengthPolicy) -> str:
+    return (policy.source or "").split(" ", 1)[0].replace("flake8-bugbear", "flake8")
+
+
+def _in_use(found: list[LineLengthPolicy], root: str, files: dict[str, bytes | None]) -> list[LineLengthPolicy]:
+    """The policies whose tool is in use: a section superseded by another configured tool counts only when the
+    project's runners name its own tool."""
+    configured = {_tool(p) for p in found}
+    superseded = [p for p in found if any(t in configured for t in _SUPERSEDED_BY.get(_tool(p), ()))]
+    if not superseded:
+        return found
+    runners = "\n".join((files.get(os.path.join(root, name)) or b"").decode("utf-8", "replace")
+                        for name in (*_RUNNERS, "tox.ini"))
+    runners = _SECTION_HEADER.sub("", runners)
+    return [p for p in found if p not in superseded or _named(_tool(p), runners)]
+
+
+def _named(tool: str, text: str) -> bool:
+    """Is the tool named as a command or hook (`pep8`, not `pep8-naming`; `flake8`, `flake8-bugbear`)?"""
+    if tool == "flake8":
+        return re.search(r"(?<![\w.-])flake8\b", text) is not None
+    return re.search(rf"(?<![\w.-]){re.escape(tool)}(?![\w-])", text) is not None
 
 
 # --- selection by code prefix (ruff and flake8 resolve select/ignore by specificity) ------------------
@@ -110,12 +153,21 @@ def _selected(code: str, select: list[str], ignore: list[str]) -> bool:
     return chosen >= 0 and chosen > ignored
 
 
-def _codes(value) -> list[str]:
+def _codes(value, names: bool = False) -> list[str]:
     if isinstance(value, str):
         value = value.replace("\n", ",").split(",")
     if not isinstance(value, list):
         return []
-    return [str(v).strip().split("#")[0].strip().upper() for v in value if str(v).strip()]
+    out = []
+    for v in value:
+        code = str(v).strip().split("#")[0].strip()
+        if code:
+            out.append(_RULE_NAMES.get(code.lower(), code.upper()) if names else code.upper())
+    return out
+
+
+# Rules named instead of coded (ruff's preview mode accepts names in select/ignore; a name selects one rule).
+_RULE_NAMES = {"line-too-long": "E501"}
 
 
 # --- ruff ---------------------------------------------------------------------------------------------
@@ -141,9 +193,9 @@ def _ruff_policy(table: dict, where: str) -> LineLengthPolicy:
     def key(name: str):  # [lint] wins over the deprecated top-level spelling
         return lint.get(name, table.get(name))
 
-    select = _codes(key("select")) if key("select") is not None else list(_RUFF_DEFAULT_SELECT)
-    select += _codes(key("extend-select"))
-    ignore = _codes(key("ignore")) + _codes(key("extend-ignore"))
+    select = _codes(key("select"), True) if key("select") is not None else list(_RUFF_DEFAULT_SELECT)
+    select += _codes(key("extend-select"), True)
+    ignore = _codes(key("ignore"), True) + _codes(key("extend-ignore"), True)
     if not _selected("E501", select, ignore):
         return LineLengthPolicy(source=f"ruff in {where} (E501 not selected)")
     limit = None
@@ -156,7 +208,7 @@ def _ruff_policy(table: dict, where: str) -> LineLengthPolicy:
     for name in ("per-file-ignores", "extend-per-file-ignores"):
         table_pfi = key(name)
         if isinstance(table_pfi, dict):
-            exempt += [glob for glob, codes in table_pfi.items() if _selected("E501", _codes(codes), [])]
+            exempt += [glob for glob, codes in table_pfi.items() if _selected("E501", _codes(codes, True), [])]
     return LineLengthPolicy(limit=limit, source=f"ruff E501 in {where}", counting=WIDTH,
                             exempt_globs=tuple(exempt))
 
@@ -169,12 +221,14 @@ _FLAKE8_DEFAULT_SELECT = ["E", "F", "W", "C90"]
 
 def _ini_linters(root: str, files: dict[str, bytes | None]) -> list[LineLengthPolicy | None]:
     out: list[LineLengthPolicy | None] = []
+    read = set()  # flake8 (and pycodestyle) read the first of these files that has their section, no other
     for name in ("setup.cfg", "tox.ini", ".flake8"):
         parser = _ini(files.get(os.path.join(root, name)))
         if parser is None:
             continue
         for section, default_limit in (("flake8", 79), ("pycodestyle", 79), ("pep8", 79)):
-            if parser.has_section(section):
+            if parser.has_section(section) and section not in read:
+                read.add(section)
                 out.append(_pycodestyle_policy(parser, section, default_limit, name))
     return out
 

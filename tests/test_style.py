@@ -260,9 +260,29 @@ def _root(tmp_path, files: dict[str, str]) -> str:
     ({"pyproject.toml": "[tool.pylint.format]\nmax-line-length = 95\n"}, (95, "pylint line-too-long in pyproject.toml")),
     ({"pyproject.toml": "[tool.pylint.'messages control']\ndisable = ['line-too-long']\n"}, (None, None)),
     ({".pylintrc": "[MESSAGES CONTROL]\ndisable=C0114\n"}, (100, "pylint line-too-long in .pylintrc")),
-    # Several linters: the strictest enforcing one.
-    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n", "setup.cfg": "[flake8]\nmax-line-length = 79\n"},
+    # Several linters in use: the strictest enforcing one.
+    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n", "setup.cfg": "[flake8]\nmax-line-length = 79\n",
+      ".pre-commit-config.yaml": "repos:\n- repo: https://github.com/pycqa/flake8\n  hooks:\n  - id: flake8\n"},
      (79, "flake8 E501 in setup.cfg")),
+    # A section whose tool is not in use is a leftover: [flake8] beside ruff, [pep8] / [pycodestyle] beside flake8
+    # (flake8 reads only its own section), unless a runner names the tool; a section header is not a runner.
+    ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n", "setup.cfg": "[flake8]\nmax-line-length = 79\n"},
+     (88, "ruff E501 in pyproject.toml")),
+    ({"setup.cfg": "[pep8]\nmax-line-length = 79\n[flake8]\nmax-line-length = 88\nextend-ignore = E203, E501\n"
+                   "extend-select = B950\n"}, (96, "flake8-bugbear B950 in setup.cfg")),
+    ({"setup.cfg": "[pep8]\nmax-line-length = 79\n[flake8]\nextend-ignore = E501\n",
+      "tox.ini": "[testenv:style]\ncommands = pep8 src\n"}, (79, "pep8 E501 in setup.cfg")),
+    ({"setup.cfg": "[pycodestyle]\nmax-line-length = 79\n[flake8]\nextend-ignore = E501\n",
+      "tox.ini": "[flake8]\nmax-line-length = 100\n[pycodestyle]\nmax-line-length = 79\n"}, (None, None)),
+    ({"tox.ini": "[flake8]\nmax-line-length = 100\n"}, (100, "flake8 E501 in tox.ini")),
+    ({"setup.cfg": "[pep8]\nmax-line-length = 79\n[flake8]\nextend-ignore = E501\n",
+      ".pre-commit-config.yaml": "  - id: flake8\n    additional_dependencies: [pep8-naming]\n"}, (None, None)),
+    ({"setup.cfg": "[pep8]\nmax-line-length = 99\n"}, (99, "pep8 E501 in setup.cfg")),  # nothing supersedes it
+    # ruff selects by rule name too (preview mode)
+    ({"pyproject.toml": "[tool.ruff]\npreview = true\n[tool.ruff.lint]\nselect = ['E']\n"
+                        "extend-ignore = ['line-too-long']\n"}, (None, None)),
+    ({"ruff.toml": "line-length = 100\n[lint]\npreview = true\nextend-select = ['line-too-long']\n"},
+     (100, "ruff E501 in ruff.toml")),
     ({"pyproject.toml": "[tool.ruff\nbroken"}, (None, None)),
     ({}, (None, None)),
 ])
@@ -298,7 +318,9 @@ def test_ruff_counts_wide_characters_as_two(tmp_path):
     ("y = call(argument_one, argument_two)  # pragma: no cover (platform specific branch, see the docs)", False),
     ("z = call(argument_one, argument_two, argument_three, argument_four, argument_five)  # type: ignore", True),
     ("# See https://github.com/pallets/werkzeug/blob/main/src/werkzeug/routing/rules.py#L100-L140", False),
-    ('    "a long message that explains exactly what went wrong and how to repair it in the config",', False),
+    # ruff reports a line long because of a string literal (it can be split into concatenated pieces)
+    ('    "a long message that explains exactly what went wrong and how to repair it in the config",', True),
+    ("# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception OR MIT OR something-much-longer", False),
     ("**{'first_keyword_argument': first_value, 'second_keyword_argument': second_value}", True),
 ])
 def test_long_line_exemptions_follow_ruff(line, reported):

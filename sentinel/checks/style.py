@@ -18,7 +18,8 @@ Decisions, documented so they can be relied on:
   Makefiles are never judged; Go files may always use tabs.
 * SEN202 applies only the limit a linter of the project enforces (see :mod:`sentinel.projectconf`), or
   ``style.line-length``; it follows ruff's E501 exemptions (a single word, a URL starting within the limit, a
-  trailing pragma comment) and exempts a line that is one string literal.
+  trailing pragma comment, an SPDX licence tag); a line long because of a string literal is reported, as ruff
+  reports it.
 * SEN203 leaves ``.pyi`` stubs, a package ``__init__`` re-exporting its own submodules,
   facades over private modules (``from _decimal import *``) and lines the project already
   accepted with ``# noqa: F403`` alone.
@@ -375,9 +376,8 @@ _PRAGMA_LANGS = frozenset({"python"})
 # reported (ruff's rule), provided the code before it fits.
 _PRAGMA = lazy_compile(r"#\s*(?:noqa\b|type:\s*ignore|pyright:\s*ignore|pragma:|nosec\b|fmt:\s*(?:skip|off|on)|"
                        r"mypy:|pylint:|isort:|ruff:|pyre-(?:ignore|fixme)|sentinel:)", re.I)
-# The whole line is one string literal (a long message or URL inside a list, a concatenated piece).
-_LONE_STRING = lazy_compile(r"""^\s*[rRbBuUfF]{0,2}(?:"[^"\\]*(?:\\.[^"\\]*)*"|'[^'\\]*(?:\\.[^'\\]*)*')"""
-                            r"""\s*[,)\]}+]*\s*$""")
+# A machine-readable licence tag: ruff never wraps or reports it.
+_SPDX = lazy_compile(r"^\s*(?:#|//|/\*|--)\s*SPDX-License-Identifier:")
 
 
 def _width(line: str) -> int:
@@ -390,8 +390,9 @@ def _width(line: str) -> int:
 
 
 def _long_line_exempt(line: str, limit: int, comment: str | None, counting: str, language: str) -> bool:
-    """ruff's E501 exemptions — one word, a URL starting within the limit, a trailing pragma — and a lone
-    string literal, which cannot be wrapped without changing the string."""
+    """ruff's E501 exemptions: one word, a URL starting within the limit, a trailing pragma, an SPDX licence
+    tag. A line long because of a string literal is reported, as ruff and pycodestyle report it (the string
+    can be split into implicitly concatenated pieces)."""
     stripped = line.strip()
     body = stripped[1:].strip() if language == "python" and stripped.startswith("#") else stripped
     if body and not any(ch.isspace() for ch in body):
@@ -403,7 +404,7 @@ def _long_line_exempt(line: str, limit: int, comment: str | None, counting: str,
         code = line[:len(line) - len(comment)].rstrip() if line.endswith(comment) else line.split("#", 1)[0]
         if (_width(code) if counting == projectconf.WIDTH else len(code)) <= limit:
             return True
-    return language == "python" and _LONE_STRING.match(line) is not None
+    return _SPDX.match(line) is not None
 
 
 # --- SEN203 wildcard-import ------------------------------------------------------------------------
