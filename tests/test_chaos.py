@@ -548,3 +548,38 @@ def test_a_comment_on_a_statement_that_does_work_does_not_excuse_the_handler():
     src = ("def f(conn):\n    try:\n        conn.send()\n    except:\n"
            "        conn.reset()  # the connection failed: start over\n        return None\n")
     assert [f.severity.value for f in gate_new_file("pkg/m.py", src).findings if f.rule == "SEN301"] == ["error"]
+
+
+@pytest.mark.parametrize("call, expected", [
+    # a command built at run time through a shell: ruff's S602 / S605 / S604 "security issue" cases
+    ('subprocess.call(cmd, shell=True)', "error"),
+    ('subprocess.run(f"tar czf {name}.tgz {name}", shell=True)', "error"),
+    ('subprocess.check_output("git log " + ref, shell=True)', "error"),
+    ('subprocess.Popen("git {}".format(ref), shell=True)', "error"),
+    ('sp.run(args=cmd, shell=True)', "error"),
+    ('run(cmd, shell=True)', "error"),
+    ('os.system("rm -rf %s" % path)', "error"),
+    ('os.popen(cmd)', "error"),
+    ('helper.execute(cmd, shell=True)', "error"),
+    # every value quoted: advice; a list with shell=True runs only its first item: a warning
+    ('subprocess.run(f"ls {shlex.quote(name)}", shell=True)', "info"),
+    ('subprocess.run(["ls", name], shell=True)', "warning"),
+    # literal commands, no shell, a shell flag that is off: nothing
+    ('subprocess.run("ls -l | sort", shell=True)', None),
+    ('subprocess.run(LITERAL, shell=True)', None),
+    ('subprocess.run(["git", "log", ref])', None),
+    ('subprocess.run(cmd, shell=False)', None),
+    ('os.system("make clean")', None),
+])
+def test_a_shell_given_a_command_built_at_run_time(call, expected):
+    src = ("import os\nimport shlex\nimport subprocess\nimport subprocess as sp\nfrom subprocess import run\n\n"
+           "LITERAL = 'ls -l'\n\n\ndef f(cmd, name, ref, path, helper):\n    " + call + "\n")
+    found = [f.severity.value for f in gate_new_file("pkg/tool.py", src).findings if f.rule == "SEN306"]
+    assert found == ([expected] if expected else []), call
+
+
+def test_shell_calls_in_tests_are_not_reported_and_noqa_maps_to_ruff():
+    src = "import subprocess\n\n\ndef test_cli(cmd):\n    subprocess.run(cmd, shell=True)\n"
+    assert chaos_codes(gate_new_file("tests/test_cli.py", src)) == []
+    noqa = "import subprocess\n\n\ndef go(cmd):\n    subprocess.run(cmd, shell=True)  # noqa: S602\n"
+    assert chaos_codes(gate_new_file("pkg/tool.py", noqa)) == []

@@ -11,7 +11,7 @@ Secrets never leave this package: every SEN304 finding carries its line with the
 
 The rules are declared as data in ``rules``; one module per family: ``handlers`` (SEN301/302), ``evals``
 (SEN303), ``credentials`` / ``credentials_python`` / ``credentials_lexical`` (SEN304), ``none_access``
-(SEN305) and ``js`` (JavaScript/TypeScript); ``python`` runs the Python rules over one parse.
+(SEN305), ``shell`` (SEN306) and ``js`` (JavaScript/TypeScript); ``python`` runs the Python rules over one parse.
 """
 
 from __future__ import annotations
@@ -34,12 +34,22 @@ from sentinel.checks.chaos.credentials_lexical import _lexical_credentials
 from sentinel.checks.chaos.credentials_python import _KEY_NAME, _LITERAL_NODES, _bindings, _literal, _target_name
 from sentinel.checks.chaos.js import _js
 from sentinel.checks.chaos.python import _python
-from sentinel.checks.chaos.rules import BARE_EXCEPT, CHECK, CREDENTIAL, EVAL_EXEC, NONE_ACCESS, RULES, SWALLOWED
+from sentinel.checks.chaos.rules import (
+    BARE_EXCEPT,
+    CHECK,
+    CREDENTIAL,
+    EVAL_EXEC,
+    NONE_ACCESS,
+    RULES,
+    SHELL_INJECTION,
+    SWALLOWED,
+)
 from sentinel.checks.chaos.scope import _LazyFlag, _matching_lines
 from sentinel.languages import PROSE
 from sentinel.models import Finding
 
-__all__ = ["BARE_EXCEPT", "CHECK", "CREDENTIAL", "EVAL_EXEC", "NONE_ACCESS", "RULES", "SWALLOWED", "check_file",
+__all__ = ["BARE_EXCEPT", "CHECK", "CREDENTIAL", "EVAL_EXEC", "NONE_ACCESS", "RULES", "SHELL_INJECTION", "SWALLOWED",
+           "check_file",
            "_KEY_NAME", "_LITERAL_NODES", "_SECRET_LINE_GATE", "_bindings", "_literal", "_matching_lines",
            "_secret_lines", "_target_name"]
 

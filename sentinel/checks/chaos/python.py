@@ -13,6 +13,7 @@ from sentinel.checks.chaos.handlers import _py_handlers, explains_failure
 from sentinel.checks.chaos.none_access import _NONE_LITERALS, _py_none_access
 from sentinel.checks.chaos.rules import BARE_EXCEPT, EVAL_EXEC, SWALLOWED
 from sentinel.checks.chaos.scope import _line_filter, _matching_lines
+from sentinel.checks.chaos.shell import SHELL_GATE, py_shell
 from sentinel.checks.secrets import secret_binding_pattern
 from sentinel.lazyre import lazy_compile
 from sentinel.models import Finding, Severity
@@ -29,6 +30,8 @@ _PY_LITERALS = ("except", "eval", "exec", ".get(", "match(", "search(", "which("
 def _py_worth_parsing(ctx: FileContext, extra: tuple[str, ...]) -> bool:
     """Could any AST rule fire on a line in scope? Parsing is the expensive part of this check."""
     binding = secret_binding_pattern(extra)
+    if SHELL_GATE.search(ctx.scan_text):
+        return True  # SEN306: a shell call's keyword may sit on a line other than the one in scope
     if ctx.whole_file_in_scope:
         text = ctx.scan_text  # Python's NFKC identifiers: `ｅｖａｌ(x)` is a call of eval
         if any(lit in text for lit in _PY_LITERALS):
@@ -55,12 +58,15 @@ def _python(ctx: FileContext, names_on, extra: tuple[str, ...], in_test,
     out = _py_handlers(ctx, selected) if "except" in text else []
     want_eval = "eval" in text or "exec" in text
     want_none = any(lit in text for lit in _NONE_LITERALS)
-    if want_eval or want_none:
+    want_shell = SHELL_GATE.search(text) is not None
+    if want_eval or want_none or want_shell:
         calls = ctx.nodes(ast.Call)
         if selected is not None:
             calls = [c for c in calls if selected(c.lineno)]
         if want_eval:
             out.extend(_py_eval(ctx, calls))
+        if want_shell:
+            out.extend(py_shell(ctx, calls))
         if want_none and not in_test:  # in a test the AttributeError is the failure report
             out.extend(_py_none_access(ctx, selected))
     out.extend(_py_credentials(ctx, names_on, extra, in_test, token_lines))

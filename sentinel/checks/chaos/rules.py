@@ -91,5 +91,25 @@ RULES: tuple[Rule, ...] = (
         roles={**QUALITY_ROLES, TEST: OFF, CI: OFF},
         noqa=("union-attr", "index", "reportOptionalMemberAccess", "reportOptionalSubscript"),
     ),
+    Rule(
+        code="SEN306", name="shell-command-injection", check="chaos", severity=Severity.ERROR,
+        summary="A shell runs a command built at run time: subprocess.run/call/Popen/check_call/check_output "
+                "or any call with `shell=True`, and os.system/os.popen/subprocess.getoutput/"
+                "asyncio.create_subprocess_shell, given a command that is not a literal.",
+        rationale="The shell parses the string it is given: a value with `;`, `|`, `$(...)` or a space in it becomes "
+                  "another command or other arguments (command injection), and the program cannot tell. An "
+                  "argument list without shell=True runs exactly the program and arguments given. A literal "
+                  "command holds nothing from input and is not reported; one whose every interpolated value goes "
+                  "through shlex.quote()/shlex.join() is information only; a list passed with shell=True (only its "
+                  "first item runs) is a warning. A name bound only to literals in its function counts as one.",
+        example='import subprocess\n\n\ndef archive(name):\n    subprocess.call(f"tar czf {name}.tgz {name}", '
+                'shell=True)\n',
+        counter_example='import subprocess\n\n\ndef archive(name):\n    subprocess.call(["tar", "czf", '
+                        'f"{name}.tgz", name])\n',
+        hint="Pass an argument list without shell=True, or shlex.quote() every value put into the command.",
+        roles=SECURITY_ROLES, security=True,
+        noqa=("S602", "S604", "S605", "B602", "B604", "B605", "subprocess-popen-with-shell-equals-true",
+              "call-with-shell-equals-true", "start-process-with-a-shell"),
+    ),
 )
-BARE_EXCEPT, SWALLOWED, EVAL_EXEC, CREDENTIAL, NONE_ACCESS = RULES
+BARE_EXCEPT, SWALLOWED, EVAL_EXEC, CREDENTIAL, NONE_ACCESS, SHELL_INJECTION = RULES
