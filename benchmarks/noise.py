@@ -217,7 +217,8 @@ def summarize(results: list[dict]) -> str:
     for r in results:
         per_repo[r["repo"]].append(r)
     views = [v for v in ("ci", "hook", "commit_msg") if any(v in r for r in results)] or ["ci"]
-    header = "| project | commits | " + " | ".join(f"{v} blocked | {v} exit 2" for v in views) + " | either blocked |"
+    header = ("| project | commits | " + " | ".join(f"{v} blocked | {v} exit 2" for v in views)
+              + " | either blocked | any finding |")
     lines += [header, "|" + "---|" * (header.count("|") - 1)]
     totals = collections.Counter()
     for repo, rows in sorted(per_repo.items()):
@@ -232,11 +233,16 @@ def summarize(results: list[dict]) -> str:
         either = sum(1 for r in rows if any(r.get(v, {}).get("exit") == 1 for v in views))
         totals["either"] += either
         cells.append(str(either))
+        # a commit with any finding at all, information included: what a user sees on their screen
+        anything = sum(1 for r in rows if any(r.get(v, {}).get("findings") for v in views))
+        totals["any"] += anything
+        cells.append(f"{anything} ({100 * anything / len(rows):.0f}%)")
         lines.append("| " + " | ".join(cells) + " |")
     cells = ["**all**", str(totals["commits"])]
     for v in views:
         cells += [str(totals[f"{v}-b"]), str(totals[f"{v}-e"])]
     cells.append(str(totals["either"]))
+    cells.append(f"{totals['any']} ({100 * totals['any'] / max(totals['commits'], 1):.0f}%)")
     lines.append("| " + " | ".join(cells) + " |")
 
     by_key = collections.Counter()
