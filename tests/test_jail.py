@@ -626,3 +626,9 @@ def test_destructive_git_in_a_ci_workflow_blocks():
     assert (f.rule, f.severity.value) == ("SEN106", "error")
     safe = wf.replace("--force", "--force-with-lease")
     assert jail_findings(".github/workflows/release.yml", safe) == []
+    # a bot's own update branch is replaced, not shared history rewritten: a warning
+    [f] = jail_findings(".github/workflows/bump.yml", wf.replace("HEAD:main", '"$branch"'))
+    assert (f.severity.value, f.message) == ("warning", "`git push --force` rewrites the history of branch $branch "
+                                                        "(use --force-with-lease)")
+    [f] = jail_findings(".github/workflows/bump.yml", wf.replace(" origin HEAD:main", ""))
+    assert f.severity.value == "error"  # the current branch, which may be the default one

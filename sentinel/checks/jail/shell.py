@@ -10,6 +10,7 @@ from sentinel.checks.base import FileContext
 from sentinel.checks.jail.manifests import _json_loads
 from sentinel.checks.jail.rules import SEN106
 from sentinel.checks.jail.settings import _lazy, _Out
+from sentinel.models import Severity
 
 _SHELLISH = {"shell", "make", "docker", "yaml"}
 
@@ -64,7 +65,10 @@ def _check_shellish(ctx: FileContext, out: _Out) -> None:
             if not ctx.selected(line):
                 line = next((n for n, _ in segments if ctx.selected(n)), None)
             if line is not None:
+                before = len(out.findings)
                 out.add(SEN106, line, f"`{cmd}` {why}")
+                if why.startswith(OTHER_BRANCH) and len(out.findings) > before:
+                    out.findings[-1].severity = Severity.WARNING  # not a branch others build on
 
 
 def _logical_lines(physical: list[tuple[int, str]]):
@@ -280,12 +284,32 @@ def _describe_git(args: list[str]) -> tuple[str, str] | None:
     shorts = "".join(a[1:] for a in rest if a.startswith("-") and not a.startswith("--"))
     if sub == "push":
         if "--force" in rest or "f" in shorts:
-            return "git push --force", "rewrites remote history (use --force-with-lease)"
+            return "git push --force", _force_push_why(rest)
         refspec = next((a for a in rest if a.startswith("+") and len(a) > 1), None)
         if refspec:
-            return f"git push {refspec}", "force-pushes (use --force-with-lease)"
+            return f"git push {refspec}", _force_push_why(rest, "force-pushes")
     elif sub == "reset" and "--hard" in rest:
         return "git reset --hard", "discards uncommitted work"
     elif sub == "clean" and ("--force" in rest or "f" in shorts) and "n" not in shorts and "--dry-run" not in rest:
         return f"git clean {' '.join(a for a in rest if a.startswith('-'))}", "deletes untracked files"
     return None
+
+
+# Branches whose history others build on: a force-push there destroys work that exists nowhere else.
+_SHARED_BRANCH = re.compile(r"(?:main|master|trunk|develop|development|stable|production|prod|gh-pages|"
+                            r"release[\w./-]*|v?\d+(?:\.\d+)*(?:\.x)?)$")
+OTHER_BRANCH = "rewrites the history of branch"
+
+
+def _force_push_why(rest: list[str], verb: str = "rewrites remote history") -> str:
+    """Why a force-push is destructive. Onto a shared branch (main, master, release...), or without a refspec
+    (the current branch, which in CI may be the default one), it rewrites history others have; onto another
+    named branch (a bot's update branch, `"$branch"`) it replaces only that branch, and says so."""
+    refspecs = [a for a in rest if not a.startswith("-")][1:]
+    targets = [(r.lstrip("+").split(":", 1)[-1] or r).removeprefix("refs/heads/") for r in refspecs]
+    shared = next((t for t in targets if _SHARED_BRANCH.match(t)), None)
+    if shared:
+        return f"rewrites the history of {shared} (use --force-with-lease)"
+    if targets and "HEAD" not in targets:
+        return f"{OTHER_BRANCH} {', '.join(targets)} (use --force-with-lease)"
+    return f"{verb} (use --force-with-lease)"
