@@ -315,7 +315,10 @@ def test_ruff_counts_wide_characters_as_two(tmp_path):
     ("x = f(" + "a, " * 30 + "b)", True),
     ("y = call(argument_one, argument_two)  # type: ignore[attr-defined]  # pyright: ignore[reportGeneral]", False),
     ("y = call(argument_one, argument_two)  # noqa: B008 -- the default is evaluated once, on purpose", False),
-    ("y = call(argument_one, argument_two)  # pragma: no cover (platform specific branch, see the docs)", False),
+    ("y = call(argument_one, argument_two)  # nosec B101 -- this branch is unreachable on every platform", False),
+    # coverage's and black's comments are not ruff pragmas: ruff reports the line
+    ("y = call(argument_one, argument_two)  # pragma: no cover (platform specific branch, see the docs)", True),
+    ("y = call(argument_one, argument_two)  # fmt: skip because this line is aligned by hand on purpose", True),
     ("z = call(argument_one, argument_two, argument_three, argument_four, argument_five)  # type: ignore", True),
     ("# See https://github.com/pallets/werkzeug/blob/main/src/werkzeug/routing/rules.py#L100-L140", False),
     # ruff reports a line long because of a string literal (it can be split into concatenated pieces)

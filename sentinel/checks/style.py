@@ -374,8 +374,10 @@ def _line_length(ctx: FileContext, selected: list[int]) -> list[Finding]:
 _PRAGMA_LANGS = frozenset({"python"})
 # Trailing comments that tools need on the very line they apply to: a line long only because of one is not
 # reported (ruff's rule), provided the code before it fits.
-_PRAGMA = lazy_compile(r"#\s*(?:noqa\b|type:\s*ignore|pyright:\s*ignore|pragma:|nosec\b|fmt:\s*(?:skip|off|on)|"
-                       r"mypy:|pylint:|isort:|ruff:|pyre-(?:ignore|fixme)|sentinel:)", re.I)
+# ruff's pragmas (noqa, type:, pyright:, pylint:, nosec, isort:, ruff:) and Sentinel's own; coverage's
+# `# pragma: no cover` and black's `# fmt: skip` are not among them: ruff reports a line long because of one.
+_PRAGMA = lazy_compile(r"#\s*(?:noqa\b|type:\s*ignore|pyright:\s*ignore|nosec\b|pylint:|isort:|ruff:|sentinel:)",
+                       re.I)
 # A machine-readable licence tag: ruff never wraps or reports it.
 _SPDX = lazy_compile(r"^\s*(?:#|//|/\*|--)\s*SPDX-License-Identifier:")
 
