@@ -85,7 +85,8 @@ def bm25_rank(docs: list[list[str]], k1: float = 1.2, b: float = 0.75):
 
 def build(cards: list[dict], out: Path, lexical: bool = False, codemap: dict | None = None):
     from sentinel.embeddings import get_embedder
-    from sentinel.memory.index import build_index, load_index
+    from sentinel.memory.cards.build import build_index
+    from sentinel.memory.cards.index import load_index
 
     build_index(cards, out, None if lexical else get_embedder(None), built_at="eval", codemap=codemap)
     return load_index(out)
@@ -100,7 +101,7 @@ def card_commits(card: dict) -> list[str]:
 def learned_hits(index, queries, files_of_card, k: int = 3, min_score: float = 0.0):
     """(hits at k, answered, relevant among shown, shown) for the learned memory; files_of_card(card) -> set."""
     from sentinel.config import Config
-    from sentinel.memory.index import search, show
+    from sentinel.memory.retrieval.search import search, show
 
     hits = answered = rel_shown = shown = 0
     rows = []
@@ -125,8 +126,8 @@ def pct(a: int, b: int) -> str:
 def history_split(root: str, name: str, until: str, since: str | None = None, tau: float = 0.2):
     """(earlier commits, source files per commit, learn result, later-fix queries, learn seconds, code map of the
     tree at the cutoff: what `memory learn` run at that time would have stored with its index)."""
-    from sentinel.memory import codemap
     from sentinel.memory.learn import gitsource, pipeline
+    from sentinel.memory.learn.index import source_code_map
     from sentinel.memory.learn.paths import role
     from sentinel.memory.learn.purify import purify
 
@@ -135,7 +136,7 @@ def history_split(root: str, name: str, until: str, since: str | None = None, ta
     files = {c.sha: {norm_path(p) for p in c.files if role(p) == "source"} for c in before + after}
     started = time.perf_counter()
     res = pipeline.run(gitsource.candidates_of(root, name, before), pipeline.Options(tau=tau))
-    cmap = codemap.from_git(root, before[0].sha) if before else {}
+    cmap = source_code_map(root, before[0].sha) if before else {}
     learn_s = time.perf_counter() - started
     queries = []
     for cand in gitsource.candidates_of(root, name, after):
@@ -156,7 +157,7 @@ def auto_cutoff(root: str, share: float = 0.2) -> str:
 
 
 def cmd_time_split(args) -> int:
-    from sentinel.memory.text import tokenize
+    from sentinel.memory.cards.text import tokenize
 
     root = args.repo
     if not Path(root).exists():
@@ -287,7 +288,8 @@ def cmd_fixrecords(args) -> int:
 
 def cmd_known_item(args) -> int:
     from sentinel.config import Config
-    from sentinel.memory.index import load_index, search
+    from sentinel.memory.cards.index import load_index
+    from sentinel.memory.retrieval.search import search
 
     queries = [json.loads(line) for line in open(HERE / "data" / "retrieval_queries.jsonl", encoding="utf-8")
                if line.strip()]
