@@ -93,7 +93,8 @@ def bm25_rank(docs: list[list[str]], k1: float = 1.2, b: float = 0.75):
 
 def build(cards: list[dict], out: Path, lexical: bool = False, codemap: dict | None = None):
     from sentinel.embeddings import get_embedder
-    from sentinel.memory.index import build_index, load_index
+    from sentinel.memory.cards.build import build_index
+    from sentinel.memory.cards.index import load_index
 
     build_index(cards, out, None if lexical else get_embedder(None), built_at="eval", codemap=codemap)
     return load_index(out)
@@ -108,7 +109,7 @@ def card_commits(card: dict) -> list[str]:
 def learned_hits(index, queries, files_of_card, k: int = 3, min_score: float = 0.0):
     """(hits at k, answered, relevant among shown, shown) for the learned memory; files_of_card(card) -> set."""
     from sentinel.config import Config
-    from sentinel.memory.index import search, show
+    from sentinel.memory.retrieval.search import search, show
 
     hits = answered = rel_shown = shown = 0
     rows = []
@@ -441,7 +442,8 @@ def cmd_fixrecords(args) -> int:
 
 def cmd_known_item(args) -> int:
     from sentinel.config import Config
-    from sentinel.memory.index import load_index, search
+    from sentinel.memory.cards.index import load_index
+    from sentinel.memory.retrieval.search import search
 
     queries = [json.loads(line) for line in open(HERE / "data" / "retrieval_queries.jsonl", encoding="utf-8")
                if line.strip()]

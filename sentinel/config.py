@@ -531,7 +531,7 @@ def _defaults_signature() -> str:
     """Changes whenever a default changes, so that no cache outlives the defaults it was made with."""
     global _DEFAULTS_SIGNATURE
     if _DEFAULTS_SIGNATURE is None:
-        from sentinel import __version__
+        from sentinel.version import __version__
 
         _DEFAULTS_SIGNATURE = f"{__version__}:{to_plain(Config())!r}"
     return _DEFAULTS_SIGNATURE

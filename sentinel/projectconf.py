@@ -85,7 +85,7 @@ def _cache_dir(root: str) -> str | None:
 
 
 def _salt() -> str:
-    from sentinel import __version__
+    from sentinel.version import __version__
 
     return f"line-length-policy-v1:{__version__}"
 

@@ -253,10 +253,12 @@ def _remember(change, config, verdict):
     # (~20% of numpy's import). Only unless the user chose, and only in this short-lived process.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
-        from sentinel.memory import gate_hook
+        from sentinel.memory.hypotheses import gate_hook
     except ModuleNotFoundError:
         return verdict
-    return gate_hook.after_run(change, config, verdict)
+    from sentinel.checks import rule_index
+
+    return gate_hook.after_run(change, config, verdict, rules=rule_index)
 
 
 def _emit(verdict, args, root: str | None = None, changeset=None, fixes: dict | None = None) -> None:
