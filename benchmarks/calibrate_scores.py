@@ -34,12 +34,12 @@ sys.path.insert(0, str(HERE))
 
 import eval_retrieval as ev  # noqa: E402
 
-from sentinel.memory.scoring import FEATURES  # noqa: E402
+from sentinel.memory.retrieval.ranking import FEATURES  # noqa: E402
 
 
 def collect(index, queries, files_of_card, lexical: bool, k: int = 30):
     from sentinel.config import Config, validate
-    from sentinel.memory.index import search, show
+    from sentinel.memory.retrieval.search import search, show
 
     cfg = validate({"memory": {"embedding-weight": 0}}, "t") if lexical else Config()
     X, y = [], []

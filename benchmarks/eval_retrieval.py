@@ -1,10 +1,15 @@
-"""Retrieval evaluations of the experience memory (benchmarks, not tests; numbers go to the README).
+"""Retrieval evaluations of the experience memory (benchmarks, not tests; numbers go to docs/memory.md).
 
-    python benchmarks/eval_retrieval.py time-split --repo DIR --name OWNER/NAME --until DATE [--since DATE]
-        (a) learn on a real history before DATE, query with the bug descriptions of the later fixes (their
-        news/changelog entry, else the commit subject — the PR title of a squash merge), and count a hit when a
-        recalled card's fix touched a source file the later fix changed. Next to it, in the same run: BM25 over
-        the earlier commits' messages (every earlier non-merge commit is a document), same relevance rule.
+    python benchmarks/eval_retrieval.py time-split [--data /work/data] [--only OWNER/NAME ...] [--out FILE]
+        (a) as shipped, on real histories (HISTORIES: which were tuned on and which are held out): split each
+        history before its last 24 bug fixes (benchmarks/histories.py), run the installed `sentinel memory learn`
+        in a checkout of the split, then the installed `sentinel memory search --json` with each later fix's
+        description (its news fragment or changelog entry, else its subject: the PR title). Relevant: a shown
+        card's fix touched a source file the later fix changed. Per history and pooled (held out / tuned / all):
+        learned as shown (the default threshold), learned as ranked (the top k with --min-score 0), BM25 over the
+        earlier fixes' messages and news entries, and a baseline that ignores the query (the newest card of each
+        of the k files most cards' fixes touched). --judgements FILE keeps every candidate's features and
+        relevance for calibrate_scores.py.
     python benchmarks/eval_retrieval.py fixrecords [--shared ../shared]
         (b) governed cards vs the same records raw, on ../shared/fixrecords, time split inside each repository,
         reported for the repositories we evaluate on (never the ones the scores were calibrated on: TUNED).
@@ -13,8 +18,8 @@
     python benchmarks/eval_retrieval.py learn-timing --repo DIR --name OWNER/NAME [--commits 5000]
         `memory learn` over the newest N commits with the deterministic standardiser, whole process, 3 runs.
 
-Real histories come from snapshots of public repositories (never committed here); ../shared is optional and
-every section that needs it says so and skips cleanly without it.
+Real histories come from snapshots of public repositories cloned under --data (never committed here); a history
+that is absent is skipped and said so, as is every section that needs ../shared without it.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import argparse
 import json
 import math
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,6 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
 
 # The repositories whose fix records the scores were calibrated and the standardiser was tuned on. Evaluation
 # numbers are reported for the others only.
@@ -85,7 +93,8 @@ def bm25_rank(docs: list[list[str]], k1: float = 1.2, b: float = 0.75):
 
 def build(cards: list[dict], out: Path, lexical: bool = False, codemap: dict | None = None):
     from sentinel.embeddings import get_embedder
-    from sentinel.memory.index import build_index, load_index
+    from sentinel.memory.cards.build import build_index
+    from sentinel.memory.cards.index import load_index
 
     build_index(cards, out, None if lexical else get_embedder(None), built_at="eval", codemap=codemap)
     return load_index(out)
@@ -100,7 +109,7 @@ def card_commits(card: dict) -> list[str]:
 def learned_hits(index, queries, files_of_card, k: int = 3, min_score: float = 0.0):
     """(hits at k, answered, relevant among shown, shown) for the learned memory; files_of_card(card) -> set."""
     from sentinel.config import Config
-    from sentinel.memory.index import search, show
+    from sentinel.memory.retrieval.search import search, show
 
     hits = answered = rel_shown = shown = 0
     rows = []
@@ -120,87 +129,233 @@ def pct(a: int, b: int) -> str:
 
 
 # ------------------------------------------------------------------------------------------------------------
-# (a) time split on a real history
+# (a) time split on real histories, as shipped: the installed `sentinel` learns and searches
 
-def history_split(root: str, name: str, until: str, since: str | None = None, tau: float = 0.2):
-    """(earlier commits, source files per commit, learn result, later-fix queries, learn seconds, code map of the
-    tree at the cutoff: what `memory learn` run at that time would have stored with its index)."""
-    from sentinel.memory import codemap
-    from sentinel.memory.learn import gitsource, pipeline
-    from sentinel.memory.learn.paths import role
-    from sentinel.memory.learn.purify import purify
+# The histories the evaluation runs on (directory under --data: the repository's name). "tuned": the scores were
+# calibrated on them (calibrate_scores.py), the code map's variants were chosen on werkzeug and httpx, and other
+# engineers may tune on them; "held-out": never used for tuning anything — their figures are the ones that count.
+HISTORIES = {
+    "pallets/werkzeug": "tuned", "encode/httpx": "tuned", "pallets/flask": "tuned", "encode/starlette": "tuned",
+    "pallets/click": "tuned", "aio-libs/yarl": "tuned", "aio-libs/multidict": "tuned",
+    "python-attrs/attrs": "tuned", "Textualize/rich": "tuned",
+    "python-trio/trio": "held-out", "pypa/twine": "held-out", "pytest-dev/pytest-xdist": "held-out",
+    "pypa/pipx": "held-out", "hynek/structlog": "held-out", "pallets/jinja": "held-out",
+}
+ARMS = ("shown", "ranked", "bm25", "most_fixed")
+ARM_LABELS = {"shown": "learned as shown", "ranked": "learned as ranked", "bm25": "BM25 over earlier fixes",
+              "most_fixed": "3 most-fixed files"}
 
-    before = gitsource.list_commits(root, until=until, since=since)
-    after = gitsource.list_commits(root, since=until)
-    files = {c.sha: {norm_path(p) for p in c.files if role(p) == "source"} for c in before + after}
+
+def _sentinel_env() -> dict:
+    """The environment a user has: none of Sentinel's overrides of this shell leak into the runs."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_")}
+
+
+def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, env=_sentinel_env(), capture_output=True, text=True)
+
+
+def _search(sentinel: str, cwd: Path, query: str, k: int, min_score: float | None = None,
+            index: Path | None = None) -> dict:
+    cmd = [sentinel, "memory", "search", "-k", str(k), "--json"]
+    if min_score is not None:
+        cmd += ["--min-score", str(min_score)]
+    if index is not None:
+        cmd += ["--index", str(index)]
+    proc = _run([*cmd, "--", query], cwd)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout)
+
+
+def _learned_cards(git_dir: Path) -> list[dict]:
+    """The cards `memory learn` stored (its SQLite store, <git-dir>/sentinel/learned.sqlite3)."""
+    import sqlite3
+
+    path = git_dir / "sentinel" / "learned.sqlite3"
+    if not path.is_file():
+        raise RuntimeError(f"no learned store at {path}: where does `memory learn` keep its cards now?")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [json.loads(row[0]) for row in db.execute("SELECT json FROM cards ORDER BY id")]
+    finally:
+        db.close()
+
+
+def words(text: str) -> list[str]:
+    """BM25 terms: lower-cased words, identifiers also split into their parts, no stop words."""
+    out = []
+    for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        parts = [p for p in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", w) if p]
+        for t in {w, *parts}:
+            t = t.lower()
+            if len(t) > 1 and t not in STOP:
+                out.append(t)
+    return out
+
+
+STOP = frozenset("a an and are as at be by can for from has have in into is it its not of on or that the this to "
+                 "was were when which will with".split())
+
+
+def judge(hits: list[dict], files_of: dict[str, set[str]], qfiles: set[str], name: str) -> list[bool]:
+    """A shown card is relevant when its fix touched a source file the later fix changed. A bundled card is
+    another project's fix: never relevant here (one of this project's own is a leak, and fails the run)."""
+    out = []
+    for h in hits:
+        if h.get("source") == "project":
+            out.append(bool(files_of.get(h["id"], set()) & qfiles))
+        else:
+            if (h.get("provenance") or {}).get("repository", "").lower() == name.lower():
+                raise RuntimeError(f"{name}: a bundled card ({h['id']}) comes from this very project — its later "
+                                   "fixes are in the bundle; evaluate on another history")
+            out.append(False)
+    return out
+
+
+def run_history(name: str, repo: Path, work: Path, *, sentinel: str, n_fixes: int, k: int,
+                judgements: list[dict] | None = None, log=print) -> dict:
+    """Split the history, learn at the split with the installed CLI, ask the later fixes; one row per arm."""
+    import histories
+
     started = time.perf_counter()
-    res = pipeline.run(gitsource.candidates_of(root, name, before), pipeline.Options(tau=tau))
-    cmap = codemap.from_git(root, before[0].sha) if before else {}
-    learn_s = time.perf_counter() - started
-    queries = []
-    for cand in gitsource.candidates_of(root, name, after):
-        if not purify(cand, tau).keep:
-            continue
-        qfiles = {norm_path(f.path) for f in cand.role_files("source")}
-        text = cand.fragment or cand.subject
-        queries.append({"query": text, "files": qfiles, "sha": cand.sha,
-                        "kind": "fragment" if cand.fragment else "subject"})
-    return before, files, res, queries, learn_s, cmap
+    sp = histories.split(str(repo), n_fixes)
+    clone = work / name.replace("/", "+")
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(repo), str(clone)], check=True)
+    for args in (["checkout", "-q", "--detach", sp.sha], ["remote", "set-url", "origin",
+                                                          f"https://github.com/{name}.git"]):
+        subprocess.run(["git", *args], cwd=clone, check=True)
+    t0 = time.perf_counter()
+    proc = _run([sentinel, "memory", "learn", "--json"], clone)
+    if proc.returncode:
+        raise RuntimeError(f"{name}: memory learn failed: {proc.stderr.strip()[-800:]}")
+    learn_s = time.perf_counter() - t0
+    counts = json.loads(proc.stdout)["runs"][0]["counts"]
+    cards = _learned_cards(clone / ".git")
+    src_of = {c.sha: c.source for c in sp.history}
+    files_of = {c["id"]: set().union(*(src_of.get(s, set()) for s in card_commits(c))) for c in cards}
+    project_index = clone / ".git" / "sentinel" / "learned-index"
+
+    # the baseline that ignores the query: the newest card of each of the 3 files most cards' fixes touched
+    per_file: Counter = Counter(f for c in cards for f in files_of[c["id"]])
+    newest = sorted(cards, key=lambda c: (c.get("provenance", {}).get("date") or "", c["id"]), reverse=True)
+    most_fixed: list[str] = []
+    for f, _ in sorted(per_file.items(), key=lambda kv: (-kv[1], kv[0]))[:k]:
+        card = next((c["id"] for c in newest if f in files_of[c["id"]] and c["id"] not in most_fixed), None)
+        if card:
+            most_fixed.append(card)
+    # BM25 over the earlier fixes: each fix's commit message and its news entry is a document
+    docs = [c for c in sp.history if c.kind and c.source]
+    rank = bm25_rank([words(f"{c.message}\n{c.description}") for c in docs])
+
+    tally = {arm: Counter() for arm in ARMS}
+    per_query = []
+    for q in sp.queries:
+        qfiles = q.source
+        shown = _search(sentinel, clone, q.description, k)
+        ranked = _search(sentinel, clone, q.description, 10, min_score=0)
+        rel = {"shown": judge(shown["results"], files_of, qfiles, name),
+               "ranked": judge(ranked["results"][:k], files_of, qfiles, name),
+               "bm25": [bool(docs[i].source & qfiles) for i in rank(words(q.description), k)],
+               "most_fixed": [bool(files_of[c] & qfiles) for c in most_fixed]}
+        for arm, r in rel.items():
+            tally[arm].update(hit=any(r), answered=bool(r), shown=len(r), relevant=sum(r))
+        per_query.append({"sha": q.sha, "kind": q.kind, "query": q.description, "files": sorted(qfiles),
+                          "hits": {arm: any(r) for arm, r in rel.items()},
+                          "shown": [{"id": h["id"], "score": h["score"], "source": h.get("source"),
+                                     "relevant": x} for h, x in zip(shown["results"], rel["shown"])]})
+        if judgements is not None:
+            seen = set()
+            project = _search(sentinel, clone, q.description, 10, min_score=0, index=project_index) \
+                if project_index.is_dir() else {"results": []}
+            for origin, res in (("merged", ranked), ("project", project)):
+                for h in res["results"]:
+                    if h["id"] in seen:
+                        continue
+                    seen.add(h["id"])
+                    judgements.append({"history": name, "query": q.sha, "card": h["id"], "source": h.get("source"),
+                                       "origin": origin, "score": h["score"], "features": h.get("features", {}),
+                                       "min_score_shipped": shown["min_score"],
+                                       "label": judge([h], files_of, qfiles, name)[0]})
+    out = {"repository": name, "role": HISTORIES.get(name, "held-out"), "split": sp.sha, "split_date": sp.date,
+           "history_commits": len(sp.history), "later_commits": len(sp.later), "query_kind": sp.kind,
+           "queries": len(sp.queries), "repeats_dropped": sp.repeats, "cards": len(cards),
+           "earlier_fixes": len(docs), "learn_counts": counts, "learn_seconds": round(learn_s, 1),
+           "min_score": shown["min_score"] if sp.queries else None, "k": k,
+           "arms": {arm: dict(t) for arm, t in tally.items()}, "per_query": per_query,
+           "seconds": round(time.perf_counter() - started, 1)}
+    n = len(sp.queries)
+    log(f"{name} ({out['role']}): {n} queries, {len(cards)} cards, split {sp.sha[:10]} {sp.date[:10]}: "
+        + ", ".join(f"{ARM_LABELS[a]} {tally[a]['hit']}/{n}" for a in ARMS) + f" ({out['seconds']} s)")
+    shutil.rmtree(clone, ignore_errors=True)
+    return out
 
 
-def auto_cutoff(root: str, share: float = 0.2) -> str:
-    """The date that leaves the newest `share` of the non-merge commits for queries."""
-    out = subprocess.run(["git", "log", "--no-merges", "--format=%aI"], cwd=root, capture_output=True, text=True,
-                         check=True).stdout.split()
-    return out[int(len(out) * share)]
+def table(rows: list[dict]) -> str:
+    """Markdown: per history, then pooled over the held-out ones, the tuned ones and all."""
+    head = ("| history | role | queries | cards | " + " | ".join(ARM_LABELS[a] for a in ARMS)
+            + " | precision as shown | answered |\n|---|---|---|---|" + "---|" * (len(ARMS) + 2))
+    lines = [head]
+
+    def line(label: str, role: str, group: list[dict]) -> str:
+        n = sum(r["queries"] for r in group)
+        t = {a: Counter() for a in ARMS}
+        for r in group:
+            for a in ARMS:
+                t[a].update(r["arms"][a])
+        cells = [f"{t[a]['hit']}/{n} ({pct(t[a]['hit'], n)})" for a in ARMS]
+        return (f"| {label} | {role} | {n} | {sum(r['cards'] for r in group) if len(group) == 1 else ''} | "
+                + " | ".join(cells) + f" | {pct(t['shown']['relevant'], t['shown']['shown'])} | "
+                f"{t['shown']['answered']}/{n} |")
+
+    for r in rows:
+        lines.append(line(r["repository"], r["role"], [r]))
+    for role in ("held-out", "tuned"):
+        group = [r for r in rows if r["role"] == role]
+        if group:
+            lines.append(line(f"**pooled, {role}**", role, group))
+    lines.append(line("**pooled, all**", "", rows))
+    return "\n".join(lines)
 
 
 def cmd_time_split(args) -> int:
-    from sentinel.memory.text import tokenize
-
-    root = args.repo
-    if not Path(root).exists():
-        print(f"time split skipped: {root} not found")
+    sentinel = args.sentinel or shutil.which("sentinel")
+    if not sentinel:
+        print("time split skipped: no `sentinel` on PATH (install Sentinel: pip install -e .)")
         return 0
-    if args.until == "auto":
-        args.until = auto_cutoff(root)
-    before, files, res, queries, learn_s, cmap = history_split(root, args.name, args.until, args.since, args.tau)
-    cards = res.cards
-    with tempfile.TemporaryDirectory() as tmp:
-        index = build(cards, Path(tmp) / "learned", codemap=None if args.no_codemap else cmap)
-
-        def files_of_card(card):
-            out = set()
-            for sha in card_commits(card):
-                out |= files.get(sha, set())
-            return out
-
-        rank = bm25_rank([tokenize(c.message) for c in before])
-        bm_hits = 0
-        for q in queries:
-            top = rank(tokenize(q["query"]), args.k)
-            bm_hits += any(files.get(before[i].sha, set()) & q["files"] for i in top)
-        learned = learned_hits(index, queries, files_of_card, k=args.k)
-        shown = learned_hits(index, queries, files_of_card, k=args.k, min_score=args.min_score)
-    n = len(queries)
-    kinds = Counter(q["kind"] for q in queries)
-    out = {
-        "repository": args.name, "until": args.until, "since": args.since,
-        "history_commits": len(before), "learn_seconds": round(learn_s, 1), "stage_counts": res.counts,
-        "queries": n, "query_kinds": dict(kinds), "k": args.k,
-        "learned_hit_rate": round(learned["hit@k"] / n, 4) if n else None,
-        "bm25_commit_messages_hit_rate": round(bm_hits / n, 4) if n else None,
-        "with_threshold": {"min_score": args.min_score, "answered": shown["answered"],
-                           "hit_rate": round(shown["hit@k"] / n, 4) if n else None,
-                           "precision_of_shown": round(shown["relevant_shown"] / shown["shown"], 4)
-                           if shown["shown"] else None},
-    }
-    print(json.dumps(out, indent=2))
-    if n:
-        print(f"\n{args.name}: learned memory hit-rate@{args.k} {pct(learned['hit@k'], n)} vs BM25 over "
-              f"{len(before)} earlier commit messages {pct(bm_hits, n)} ({n} later fixes; "
-              f"{len(cards)} cards learned in {learn_s:.1f}s)")
+    if args.repo:
+        targets = [(args.name or Path(args.repo).name, Path(args.repo))]
+    else:
+        names = args.only or list(HISTORIES)
+        targets = [(n, Path(args.data) / n.split("/")[1]) for n in names]
+    missing = [str(p) for _, p in targets if not (p / ".git").exists()]
+    targets = [(n, p) for n, p in targets if (p / ".git").exists()]
+    for m in missing:
+        print(f"skipped: {m} not found (clone the history there)")
+    if not targets:
+        return 0
+    judgements: list[dict] | None = [] if args.judgements else None
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="sentinel-eval-") as tmp:
+        for name, path in targets:
+            rows.append(run_history(name, path, Path(tmp), sentinel=sentinel, n_fixes=args.fixes, k=args.k,
+                                    judgements=judgements))
+    print("\n" + table(rows))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps({"sentinel": sentinel_revision(), "rows": rows}, indent=1) + "\n",
+                                  encoding="utf-8")
+        print(f"\nwrote {args.out}")
+    if judgements is not None:
+        with open(args.judgements, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(j) + "\n" for j in judgements)
+        print(f"wrote {len(judgements)} judgements to {args.judgements}")
     return 0
+
+
+def sentinel_revision() -> str:
+    proc = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True)
+    return proc.stdout.strip()
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -287,7 +442,8 @@ def cmd_fixrecords(args) -> int:
 
 def cmd_known_item(args) -> int:
     from sentinel.config import Config
-    from sentinel.memory.index import load_index, search
+    from sentinel.memory.cards.index import load_index
+    from sentinel.memory.retrieval.search import search
 
     queries = [json.loads(line) for line in open(HERE / "data" / "retrieval_queries.jsonl", encoding="utf-8")
                if line.strip()]
@@ -350,15 +506,19 @@ def cmd_learn_timing(args) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("time-split")
-    p.add_argument("--repo", required=True)
-    p.add_argument("--name", required=True)
-    p.add_argument("--until", required=True, help="a date, or auto: the newest 20%% of commits are the queries")
-    p.add_argument("--since")
-    p.add_argument("--tau", type=float, default=0.2)
+    p = sub.add_parser("time-split", help="learn at a split of real histories and ask the later fixes, through the "
+                                          "installed sentinel; per history and pooled, against two baselines")
+    p.add_argument("--data", default="/work/data", help="directory holding the histories (one clone per "
+                                                        "repository, named like it; default /work/data)")
+    p.add_argument("--only", action="append", metavar="OWNER/NAME", help="only this history (repeatable)")
+    p.add_argument("--repo", help="one history at this path instead (with --name OWNER/NAME)")
+    p.add_argument("--name")
+    p.add_argument("--fixes", type=int, default=24, help="later fixes to ask (default 24)")
     p.add_argument("-k", type=int, default=3)
-    p.add_argument("--min-score", type=float, default=0.35)
-    p.add_argument("--no-codemap", action="store_true", help="search the learned index without the code map")
+    p.add_argument("--sentinel", help="the sentinel to run (default: the one on PATH)")
+    p.add_argument("--out", help="write every row and query as JSON here")
+    p.add_argument("--judgements", metavar="FILE", help="also write each query's candidates with their "
+                                                        "features and relevance (JSONL, for calibrate_scores.py)")
     p.set_defaults(func=cmd_time_split)
     p = sub.add_parser("fixrecords")
     p.add_argument("--shared", default=str(ROOT.parent / "shared"))

@@ -28,8 +28,8 @@ BUILD_DRIVER = r"""
 import json, resource, sys, time
 from pathlib import Path
 from sentinel.embeddings import get_embedder
-from sentinel.memory.corpus import load_entries
-from sentinel.memory.index import build_index
+from sentinel.memory.cards.build import build_index
+from sentinel.memory.cards.corpus import load_entries
 cards_file, out = Path(sys.argv[1]), Path(sys.argv[2])
 t0 = time.perf_counter()
 entries = load_entries([cards_file])
@@ -51,7 +51,8 @@ from pathlib import Path
 import numpy as np
 t_import = time.perf_counter()
 from sentinel.config import Config, validate
-from sentinel.memory.index import load_index, search
+from sentinel.memory.cards.index import load_index
+from sentinel.memory.retrieval.search import search
 index_dir, cards_file, n_queries = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 t0 = time.perf_counter()
 idx = load_index(index_dir)

@@ -168,7 +168,7 @@ def measure(pg, lite, qs, qvecs, k: int = 10) -> dict:
 
 # --- writers ------------------------------------------------------------------------------------------------
 def _writer(arg: str, worker: int, runs: int, q) -> None:
-    from sentinel.memory.signature import signature
+    from sentinel.memory.hypotheses.signature import signature
     from sentinel.memory.store import FindingRecord, RunRecord
 
     if arg.startswith("sqlite:///"):

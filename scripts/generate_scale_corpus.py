@@ -34,7 +34,7 @@ RULES = ("SEN101", "SEN201", "SEN301", "SEN303", "SEN401", "SEN501")
 
 def load_real_cards(paths: list[Path]) -> list[dict]:
     sys.path.insert(0, str(ROOT))
-    from sentinel.memory.corpus import load_entries
+    from sentinel.memory.cards.corpus import load_entries
 
     entries = load_entries(paths)
     cards = [e.raw for e in entries if e.valid]

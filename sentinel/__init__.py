@@ -5,7 +5,8 @@ The package import is kept cheap (it runs on every commit hook): the API is load
 
 from __future__ import annotations
 
-__version__ = "0.2.0.dev0"  # PEP 440; a release drops ".dev0" and is tagged v<version> (CHANGELOG.md)
+from sentinel.version import __version__
+
 __all__ = ["check", "__version__"]
 
 

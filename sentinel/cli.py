@@ -7,8 +7,8 @@ import importlib
 import os
 import sys
 
-from sentinel import __version__
 from sentinel.errors import SentinelError
+from sentinel.version import __version__
 
 # Subcommands living in their own modules; each has register(subparsers).
 COMMAND_MODULES = ["sentinel.commands.core", "sentinel.commands.memory", "sentinel.commands.recall",

@@ -218,7 +218,7 @@ def translate_globs(cfg: Config, origin: str = "defaults") -> None:
 
 # Tables whose keys are user data (rule codes, globs) and must not be renamed.
 _FREE_KEY_TABLES = {"severity", "per_path_ignores"}
-_CACHE_VERSION = "config-v4"  # v4: unanchored glob translations (globs.translate)
+_CACHE_VERSION = "config-v5"  # v5: rule codes matched exactly; [tool.sentinel] in .sentinel.toml
 
 
 def _normalize_keys(data: dict, path: tuple[str, ...] = ()) -> dict:
@@ -258,17 +258,56 @@ def _candidates(root: str) -> list[str]:
     return [os.path.join(root, ".sentinel.toml"), os.path.join(root, "pyproject.toml")]
 
 
+def sentinel_table(document: dict, path: str) -> dict | None:
+    """Sentinel's table of a parsed config file: ``[tool.sentinel]`` of a pyproject.toml (None when it has
+    none); a dedicated file's keys at its top level, or under ``[tool.sentinel]`` as in pyproject.toml, so the
+    README's block works pasted into either file. Any other shape is an error saying what to change."""
+    tool = document.get("tool")
+    if os.path.basename(path) == "pyproject.toml":
+        if tool is None:
+            return None
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: `tool` is {_toml_type(tool)}, but [tool.sentinel] needs it to be a "
+                              "table: remove the `tool = ...` line")
+        table = tool.get("sentinel")
+        if table is not None and not isinstance(table, dict):
+            raise ConfigError(f"{path}: `tool.sentinel` is {_toml_type(table)}; write the settings as a "
+                              "[tool.sentinel] table")
+        return table
+    if tool is None:
+        return document
+    others = sorted(k for k in document if k != "tool")
+    if not isinstance(tool, dict) or "sentinel" not in tool:
+        raise ConfigError(f"invalid configuration in {path}: tool: unknown key (write Sentinel's settings at the "
+                          "top level of this file, or under [tool.sentinel])")
+    if others:
+        raise ConfigError(f"invalid configuration in {path}: both [tool.sentinel] and top-level keys "
+                          f"({', '.join(others)}): move them under [tool.sentinel], or drop the `tool.sentinel` "
+                          "prefix from every table")
+    extra = sorted(k for k in tool if k != "sentinel")
+    if extra:
+        raise ConfigError(f"invalid configuration in {path}: tool.{extra[0]}: not Sentinel's configuration "
+                          "(this file holds only [tool.sentinel]; other tools' settings go in their own files)")
+    if not isinstance(tool["sentinel"], dict):
+        raise ConfigError(f"{path}: `tool.sentinel` is {_toml_type(tool['sentinel'])}; write the settings as a "
+                          "[tool.sentinel] table")
+    return tool["sentinel"]
+
+
+def _toml_type(value) -> str:
+    return {str: "a string", bool: "a boolean", int: "an integer", float: "a number", list: "an array"}.get(
+        type(value), type(value).__name__)
+
+
 def find_config(root: str, files: dict[str, bytes | None] | None = None) -> tuple[str | None, dict]:
     """Return (path, raw table) of the project's config, or (None, {})."""
     dedicated, pyproject = _candidates(root)
     files = files if files is not None else filecache.read_files([dedicated, pyproject])
     if files.get(dedicated) is not None:
-        return dedicated, _parse_toml(files[dedicated], dedicated)
+        return dedicated, sentinel_table(_parse_toml(files[dedicated], dedicated), dedicated)
     if files.get(pyproject) is not None:
-        table = _parse_toml(files[pyproject], pyproject).get("tool", {}).get("sentinel")
+        table = sentinel_table(_parse_toml(files[pyproject], pyproject), pyproject)
         if table is not None:
-            if not isinstance(table, dict):
-                raise ConfigError(f"{pyproject}: [tool.sentinel] must be a table")
             return pyproject, table
     return None, {}
 
@@ -288,7 +327,6 @@ def validate(raw: dict, origin: str) -> Config:
     problems = semantic_problems(cfg)
     if problems:
         raise ConfigError(f"invalid configuration in {origin}: " + "; ".join(problems))
-    cfg.severity = {code.upper(): level for code, level in cfg.severity.items()}
     cfg.source = origin
     translate_globs(cfg, origin)
     return cfg
@@ -402,8 +440,10 @@ def semantic_problems(cfg: Config) -> list[str]:
     checks = set(available_checks())
     problems = []
     for code, level in cfg.severity.items():
-        if code.upper() not in codes:
-            problems.append(f"severity.{code}: unknown rule code (`sentinel rules` lists them)")
+        if code not in codes:
+            spelled = f"; write {code.upper()} (rule codes are upper case)" if code.upper() in codes else \
+                " (`sentinel rules` lists them)"
+            problems.append(f"severity.{code}: unknown rule code{spelled}")
         elif level not in ("off", "info", "warning", "error"):
             problems.append(f"severity.{code}: expected one of off, info, warning, error, got {level!r}")
     for pattern, entries in cfg.per_path_ignores.items():
@@ -411,8 +451,10 @@ def semantic_problems(cfg: Config) -> list[str]:
             problems.append(f"per-path-ignores.{pattern}: an empty list ignores nothing")
         for entry in entries:
             if not _names_rules(entry, codes, checks):
+                exact = entry.strip().upper() if _names_rules(entry.strip().upper(), codes, checks) else \
+                    entry.strip().lower() if _names_rules(entry.strip().lower(), codes, checks) else None
                 problems.append(f"per-path-ignores.{pattern}: {entry!r} is not a rule code, a code prefix "
-                                "(\"SEN3\"), a check name or \"*\"")
+                                "(\"SEN3\"), a check name or \"*\"" + (f" (write {exact!r})" if exact else ""))
     for key, value in (("jail.banned-imports", cfg.jail.banned_imports),
                        ("jail.banned-dependencies", cfg.jail.banned_dependencies),
                        ("placeholder.markers", cfg.placeholder.markers)):
@@ -439,8 +481,7 @@ def _names_rules(entry: str, codes: set[str], checks: set[str]) -> bool:
         return False
     if entry == "*" or entry in checks:
         return True
-    upper = entry.upper()
-    return any(code == upper or (len(upper) >= 4 and code.startswith(upper)) for code in codes)
+    return any(code == entry or (len(entry) >= 4 and code.startswith(entry)) for code in codes)
 
 
 def load_config(root: str | None, explicit: str | None = None, cache_dir: str | None = None) -> Config:
@@ -473,8 +514,7 @@ def _load_uncached(root: str | None, explicit: str | None, files: dict[str, byte
     if explicit:
         if files.get(explicit) is None:
             raise ConfigError(f"cannot read config file {explicit}")
-        raw_all = _parse_toml(files[explicit], explicit)
-        raw = raw_all.get("tool", {}).get("sentinel", raw_all) if explicit.endswith("pyproject.toml") else raw_all
+        raw = sentinel_table(_parse_toml(files[explicit], explicit), explicit) or {}
         origin = explicit
     else:
         origin, raw = find_config(root, files)
@@ -491,7 +531,7 @@ def _defaults_signature() -> str:
     """Changes whenever a default changes, so that no cache outlives the defaults it was made with."""
     global _DEFAULTS_SIGNATURE
     if _DEFAULTS_SIGNATURE is None:
-        from sentinel import __version__
+        from sentinel.version import __version__
 
         _DEFAULTS_SIGNATURE = f"{__version__}:{to_plain(Config())!r}"
     return _DEFAULTS_SIGNATURE

@@ -97,7 +97,7 @@ def _cache_dir(root: str) -> str | None:
 
 
 def _salt() -> str:
-    from sentinel import __version__
+    from sentinel.version import __version__
 
     return f"line-length-policy-v2:{__version__}"
 

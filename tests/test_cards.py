@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel.memory.cards import (
+from sentinel.memory.cards.model import (
     check_card,
     check_corpus,
     checklist_scores,
@@ -20,7 +20,7 @@ from sentinel.memory.cards import (
     sentence_count,
     signal_words,
 )
-from sentinel.memory.corpus import import_memgovern, key_phrases, load_entries, memgovern_card, write_governed
+from sentinel.memory.cards.corpus import import_memgovern, key_phrases, load_entries, memgovern_card, write_governed
 
 PROJECT = Path(__file__).resolve().parent.parent
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 
 from sentinel.config import Config
-from sentinel.memory import codemap
-from sentinel.memory.cards import check_card
-from sentinel.memory.index import build_index, load_index, search
+from sentinel.memory.cards import codemap
+from sentinel.memory.cards.build import build_index
+from sentinel.memory.cards.index import load_index
+from sentinel.memory.cards.model import check_card
 from sentinel.memory.learn.dedup import merge_into
+from sentinel.memory.learn.index import source_code_map
 from sentinel.memory.learn.model import Candidate, FileDiff
 from sentinel.memory.learn.standardise import standardise
+from sentinel.memory.retrieval.search import search
 
 
 def _commit(repo, message, files):
@@ -36,7 +39,7 @@ def test_code_map_of_a_git_tree(repo):
     common = {f"src/shop/m{i}.py": "def shared_helper():\n    pass\n" for i in range(codemap.MAX_FILES + 1)}
     _commit(repo, "more", {**common, "src/shop/late.py": "def added_later():\n    pass\n"})
 
-    cmap = codemap.from_git(str(repo.path))
+    cmap = source_code_map(str(repo.path))
     assert cmap["remove_item"] == ["shop/cart.py"]  # src/ dropped: a move to a src layout keeps the module
     assert cmap["cart"] == ["shop/cart.py"] and cmap["apply_code"] == ["shop/discount.py"]
     assert cmap["renderbasket"] == ["web/app.js"] and cmap["basketview"] == ["web/app.js"]
@@ -46,8 +49,8 @@ def test_code_map_of_a_git_tree(repo):
         assert absent not in cmap, absent
     assert "added_later" in cmap
     # the tree at an earlier revision: what a learn run at that time would have seen
-    assert "added_later" not in codemap.from_git(str(repo.path), first)
-    assert codemap.from_git(str(repo.path), "no-such-rev") == {}
+    assert "added_later" not in source_code_map(str(repo.path), first)
+    assert source_code_map(str(repo.path), "no-such-rev") == {}
 
 
 def _cand(sha: str, path: str, func: str) -> Candidate:

@@ -225,7 +225,7 @@ def test_a_failing_hook_run_compiles_no_glob_or_code_cue_and_records_its_run_bes
     repo.add("b.py", "tests/test_b.py")
     code = ("import sys; sys.argv = ['sentinel', 'check']\n"
             "from sentinel.cli import main\nrc = main()\n"
-            "from sentinel import globs\ntax = sys.modules.get('sentinel.memory.taxonomy')\n"
+            "from sentinel import globs\ntax = sys.modules.get('sentinel.memory.cards.taxonomy')\n"
             "print(rc, globs._compile.cache_info().currsize, tax is not None and len(tax._CODE))")
     out = repo.run_python(code)
     assert out.returncode == 0, out.stderr
@@ -346,7 +346,8 @@ def test_walk_visits_what_ast_walk_does_minus_leaf_singletons(module):
                 assert parents[id(child)] is outer
 
 
-@pytest.mark.parametrize("module", ["ast", "argparse", "dataclasses", "sentinel.checks.chaos.none_access", "sentinel.memory.index"])
+@pytest.mark.parametrize("module", ["ast", "argparse", "dataclasses", "sentinel.checks.chaos.none_access",
+                                    "sentinel.memory.cards.index"])
 def test_parents_found_by_position_are_the_parent_maps(module):
     # A hook looks a finding's parents up by position (FileContext._path_to); the parent map answers the rest
     __import__(module)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from tests.test_precommit import _configured_repo, _run, released_snapshot  # noqa: F401 (a fixture)
+from tests.test_precommit import _configured_repo, _run, snapshot_rev  # noqa: F401 (a fixture)
 
 
 LOADER = '''\
@@ -121,8 +121,8 @@ def test_the_hook_path_does_not_load_the_fixer(repo):
 
 
 def test_pre_commit_hook_with_fix_modifies_files_and_fails_until_restaged(tmp_path, pre_commit_home,
-                                                                         released_snapshot):  # noqa: F811
-    repo = _configured_repo(tmp_path, released_snapshot,
+                                                                         project_snapshot, snapshot_rev):  # noqa: F811
+    repo = _configured_repo(tmp_path, project_snapshot, snapshot_rev,
                             "        args: [--fix]\n        additional_dependencies: [libcst]\n")
     repo.write("clean.py", "def ok():\n    try:\n        return 1\n    except:\n        return 0\n")
     repo.add("clean.py")

@@ -304,7 +304,7 @@ def test_redaction_never_fails_and_always_encodes(text):
 def test_a_stored_signature_is_what_recall_looks_up(message, code):
     # The store redacts what it writes and recall looks signatures up by id: a signature must come out
     # of redaction unchanged, or a recurring failure would never be recognised again.
-    from sentinel.memory.signature import signature
+    from sentinel.memory.hypotheses.signature import signature
 
     sig = signature("SEN304", message, code)
     assert redact(sig) == sig

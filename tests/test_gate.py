@@ -245,7 +245,7 @@ def test_wrong_config_is_an_error_naming_the_key(raw, key):
 
 
 @pytest.mark.parametrize("raw", [
-    {"severity": {"sen301": "warning"}},
+    {"severity": {"SEN301": "warning"}},
     {"per-path-ignores": {"tests/**": ["SEN3", "chaos", "*", "SEN301"]}},
     {"style": {"line-length": 100}},
 ])
@@ -253,9 +253,18 @@ def test_valid_config_passes(raw):
     validate(raw, "pyproject.toml")
 
 
-def test_lowercase_rule_codes_apply():
-    v = gate_new_file("s.py", BARE, {"severity": {"sen301": "off"}})
-    assert "SEN301" not in codes(v)
+@pytest.mark.parametrize("raw, says", [
+    ({"severity": {"sen301": "off"}}, "severity.sen301: unknown rule code; write SEN301"),
+    ({"per-path-ignores": {"tests/**": ["sen3"]}}, "'sen3' is not a rule code, a code prefix (\"SEN3\"), a check name "
+                                                  "or \"*\" (write 'SEN3')"),
+    ({"per-path-ignores": {"tests/**": ["Chaos"]}}, "(write 'chaos')"),
+])
+def test_rule_codes_and_check_names_are_matched_exactly_as_documented(raw, says):
+    """`sen301 = "off"` was accepted silently; rule codes are spelled as `sentinel rules` prints them, and the
+    message says what to write."""
+    with pytest.raises(ConfigError) as err:
+        validate(raw, "pyproject.toml")
+    assert says in str(err.value)
 
 
 @pytest.mark.parametrize("pattern, path, ignored", [

@@ -80,3 +80,24 @@ def test_output_that_cannot_be_written_is_a_clear_error(committed, tmp_path):
         assert "cannot write the report" in proc.stderr
     finally:
         locked.chmod(0o700)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["check", "--range", "HEAD~1..HEAD", "--junit", "reports/junit.xml"], "--junit reports/junit.xml: does not exist"),
+    (["check", "--range", "HEAD~1..HEAD", "--coverage", "coverage.xml"], "--coverage coverage.xml: does not exist"),
+    (["check", "--range", "HEAD~1..HEAD", "--junit", "."], "--junit .: is a directory"),
+])
+def test_a_missing_evidence_report_is_a_usage_error(committed, args, needle):
+    """A --junit file that is not there was a mistyped path or a test step that did not run: exit 2 naming it,
+    not a claims check that quietly has no evidence."""
+    proc = run_sentinel(*args, cwd=committed.path)
+    assert_clean_exit(proc, 2)
+    assert needle in proc.stderr, proc.stderr
+
+
+def test_an_evidence_report_relative_to_the_root_is_found_from_a_subdirectory(committed):
+    committed.write("reports/junit.xml", '<testsuite tests="1" failures="0" errors="0"><testcase name="t"/></testsuite>')
+    committed.write("pkg/x.txt", "")
+    proc = run_sentinel("check", "--range", "HEAD~1..HEAD", "--junit", "reports/junit.xml", "--no-memory",
+                        cwd=committed.path / "pkg")
+    assert_clean_exit(proc, 0)

@@ -73,7 +73,7 @@ def test_heavy_packages_only_in_extras():
 
 
 def test_a_failing_hook_run_that_recalls_loads_nothing_it_does_not_need(tmp_path):
-    """Recall on the hook path: the small indexes are scored in pure Python (sentinel.memory.search_small), so
+    """Recall on the hook path: the small indexes are scored in pure Python (sentinel.memory.retrieval.small), so
     not even numpy, and nothing from the distilling or tokenizer stacks."""
     import subprocess
     import sys

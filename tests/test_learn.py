@@ -9,14 +9,14 @@ import subprocess
 
 import pytest
 
-from sentinel.memory.cards import check_card
+from sentinel.memory.cards.model import check_card
 from sentinel.memory.learn import pipeline
 from sentinel.memory.learn.dedup import dedup
 from sentinel.memory.learn.model import Candidate, FileDiff
 from sentinel.memory.learn.purify import formatting_only, purify, relevance
 from sentinel.memory.learn.qc import copied_runs, qc
 from sentinel.memory.learn.standardise import standardise
-from sentinel.memory.learned_store import LearnRun, SQLiteLearnedCardStore
+from sentinel.memory.store.learned import LearnRun, SQLiteLearnedCardStore
 
 from tests.conftest import _INSTALLED  # the non-editable install's console script (built once per session)
 

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from sentinel.memory.cards import check_card
+from sentinel.memory.cards.model import check_card
 from tests.test_learn import run_cli
 from tests.test_llm_review import FakeLLM
 

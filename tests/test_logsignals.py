@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sentinel.commands.recall import log_query
-from sentinel.memory.logsignals import extract
+from sentinel.memory.retrieval.logsignals import extract
 
 PYTEST_LONG = """\
 ============================= test session starts ==============================

@@ -15,9 +15,13 @@ import numpy as np
 import pytest
 
 from sentinel.config import Config, validate
-from sentinel.memory import index as mindex
-from sentinel.memory.corpus import SHIPPED_INDEX_DIR, load_entries
-from sentinel.memory.index import IndexMissing, build_index, corpus_digest, load_index, search, show, stats
+from sentinel.memory.cards import build as mbuild
+from sentinel.memory.cards import index as mindex
+from sentinel.memory.cards.build import build_index, corpus_digest
+from sentinel.memory.cards.corpus import SHIPPED_INDEX_DIR, load_entries
+from sentinel.memory.cards.index import IndexMissing, load_index
+from sentinel.memory.retrieval import search as msearch
+from sentinel.memory.retrieval.search import search, show, stats
 
 PROJECT = Path(__file__).resolve().parent.parent
 CARD_FILES = sorted((PROJECT / "memory" / "cards").glob("*.jsonl"))
@@ -215,7 +219,7 @@ def test_builder_skips_invalid_cards_and_merges_extra_cards(tmp_path, corpus):
     extra.mkdir()
     (extra / "more.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     cfg = validate({"memory": {"extra-cards": ["extra"]}}, "t")
-    report = mindex.build(cfg, root=str(tmp_path), out=tmp_path / "index", lexical_only=True)
+    report = mbuild.build(cfg, root=str(tmp_path), out=tmp_path / "index", lexical_only=True)
     assert [s[1] for s in report.skipped] == ["fx-bad-card"]
     idx = load_index(tmp_path / "index")
     assert show("fx-extra-card", index=idx) is not None and show("fx-bad-card", index=idx) is None
@@ -247,22 +251,26 @@ def test_shipped_index_is_up_to_date_with_the_cards():
     assert meta["model"] and meta["model"].startswith("static:")
 
 
-def test_shipped_index_loads_fast():
-    # Import time (numpy) is the interpreter's; "load" is opening the index and touching every part of it.
-    code = ("import time\n"
-            "from sentinel.memory.index import load_index\n"
-            "t = time.perf_counter()\n"
+def test_shipped_index_maps_its_large_arrays_instead_of_reading_them():
+    # How fast it loads is benchmarks/memory_bench.py's to measure (a timed test fails on a busy machine); what makes
+    # it fast is a behaviour: the large arrays are memory-mapped (pages read on first touch), and every part of
+    # the index answers.
+    code = ("import numpy as np\n"
+            "from sentinel.memory.cards.index import load_index\n"
             "idx = load_index()\n"
             "idx.bm25(['pool']); idx.vectors.sum(); idx.row_of('x'); idx.filter_mask('python', 'x', 'SEN101')\n"
-            "print(time.perf_counter() - t)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+            "v = idx.vectors\n"
+            "print(v.nbytes > 1 << 16, isinstance(v.base, np.memmap) or isinstance(getattr(v.base, 'base', None), "
+            "np.memmap))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert float(proc.stdout) < 0.5
+    assert proc.stdout.split() == ["True", "True"]
 
 
 def test_importing_memory_is_free_for_the_hook():
     code = ("import sys\nimport sentinel.memory\n"
-            "print(sorted(m for m in ('numpy', 'pydantic', 'model2vec', 'sentinel.memory.index') if m in sys.modules))")
+            "print(sorted(m for m in ('numpy', 'pydantic', 'model2vec', 'sentinel.memory.cards.index')"
+            " if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
 
@@ -347,7 +355,7 @@ def test_index_loads_from_a_non_editable_install(tmp_path):
         pytest.skip("cannot build a wheel here (no setuptools available to pip)")
     assert pip.returncode == 0, pip.stderr[-2000:]
     code = ("import sentinel, json\n"
-            "from sentinel.memory.index import load_index, search\n"
+            "from sentinel.memory.cards.index import load_index\nfrom sentinel.memory.retrieval.search import search\n"
             "idx = load_index()\n"
             "hits = search('connection pool', k=3)\n"
             "print(json.dumps({'pkg': sentinel.__file__, 'index': str(idx.path), 'count': idx.count,"
@@ -367,14 +375,14 @@ def test_approximate_cosine_matches_exact(tmp_path, corpus, monkeypatch):
     from sentinel.embeddings import get_embedder
 
     # Force the large-index path on the real corpus: head scan + exact re-rank of a small pool.
-    monkeypatch.setattr(mindex, "APPROX_MIN_CARDS", 10)
+    monkeypatch.setattr(mbuild, "APPROX_MIN_CARDS", 10)
     monkeypatch.setattr(mindex, "RERANK", 120)
     # an index this small is otherwise searched by the small scorer, which is always exact
-    monkeypatch.setattr(mindex, "_FORCE_DENSE", True)
+    monkeypatch.setattr(msearch, "FORCE_DENSE", True)
     out = tmp_path / "index"
     build_index(corpus, out, get_embedder(None))
     idx = load_index(out)
-    assert idx.meta["head_dims"] == mindex.HEAD_DIMS and (out / "head.npy").is_file()
+    assert idx.meta["head_dims"] == mbuild.HEAD_DIMS and (out / "head.npy").is_file()
     agree = total = 0
     for c in _sample(corpus, 30):
         q = c["root_cause"][:200]
@@ -390,7 +398,7 @@ def test_approximate_cosine_matches_exact(tmp_path, corpus, monkeypatch):
 
 def test_rotation_preserves_cosines(built, corpus):
     from sentinel.embeddings import get_embedder
-    from sentinel.memory.cards import parse_card
+    from sentinel.memory.cards.model import parse_card
 
     emb = get_embedder(None)
     query = emb.encode(["timeout while the upload body is still being written"])[0]

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from sentinel.memory.logsignals import extract
+from sentinel.memory.retrieval.logsignals import extract
 
 TRACEBACK = """\
 Traceback (most recent call last):

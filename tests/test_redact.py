@@ -90,7 +90,7 @@ def test_aws_secret_keys_are_found_and_masked_on_a_line_that_names_them():
 
 
 def test_database_urls_go_through_the_one_path():
-    from sentinel.memory import dburl
+    from sentinel.memory.store import dburl
 
     assert dburl.redact_url is R.redact_url
     url = "postgresql://team:pa55-Word!@db.internal:5432/sentinel?sslmode=require&sslpassword=Kq9-x&token=abc"

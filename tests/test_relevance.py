@@ -8,10 +8,15 @@ from pathlib import Path
 import pytest
 
 from sentinel.config import Config
-from sentinel.memory import identifiers, taxonomy
-from sentinel.memory.cards import check_card
-from sentinel.memory.index import build_index, load_index, search
-from sentinel.memory.scoring import CALIBRATION_FILE, exception_names, load_calibration, query_signals
+from sentinel.memory.cards import identifiers
+from sentinel.memory.cards import taxonomy
+from sentinel.memory.cards.build import build_index
+from sentinel.memory.cards.identifiers import exception_names
+from sentinel.memory.cards.index import load_index
+from sentinel.memory.cards.model import check_card
+from sentinel.memory.retrieval.ranking import CALIBRATION_FILE, load_calibration
+from sentinel.memory.retrieval.search import search
+from sentinel.memory.retrieval.signals import query_signals
 
 PROJECT = Path(__file__).resolve().parent.parent
 

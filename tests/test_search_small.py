@@ -1,6 +1,6 @@
 """The small-index scorer (pure Python, no numpy import) gives the dense scorer's results.
 
-The hook's recall searches the bundled and learned indexes with sentinel.memory.search_small; the dense
+The hook's recall searches the bundled and learned indexes with sentinel.memory.retrieval.small; the dense
 scorer (numpy) serves large indexes. Both are run here on the same indexes and queries, hit by hit.
 """
 
@@ -18,10 +18,14 @@ import pytest
 
 from sentinel.config import Config, validate
 from sentinel.embeddings import STATIC_MODEL_DIR, get_embedder
-from sentinel.memory import index as mindex
-from sentinel.memory import npyfile, search_small
-from sentinel.memory.corpus import SHIPPED_INDEX_DIR
-from sentinel.memory.index import build_index, load_index, search
+from sentinel.memory.cards import index as mindex
+from sentinel.memory.cards import npyfile
+from sentinel.memory.cards.build import build_index
+from sentinel.memory.cards.corpus import SHIPPED_INDEX_DIR
+from sentinel.memory.cards.index import load_index
+from sentinel.memory.retrieval import search as msearch
+from sentinel.memory.retrieval import small as search_small
+from sentinel.memory.retrieval.search import search
 
 # --- .npy without numpy ---------------------------------------------------------------------------------------------
 
@@ -81,11 +85,11 @@ def test_encode_one_equals_encode(text):
 
 def _both(idx, query, **kw):
     small = search(query, index=idx, **kw)
-    mindex._FORCE_DENSE = True
+    msearch.FORCE_DENSE = True
     try:
         dense = search(query, index=idx, **kw)
     finally:
-        mindex._FORCE_DENSE = False
+        msearch.FORCE_DENSE = False
     return small, dense
 
 
@@ -226,7 +230,8 @@ def test_a_failing_hook_recalls_without_importing_numpy(repo):
 
 
 def test_the_small_scorer_imports_no_numpy():
-    code = ("import sys\nfrom sentinel.memory.index import load_index, search\n"
+    code = ("import sys\nfrom sentinel.memory.cards.index import load_index\n"
+            "from sentinel.memory.retrieval.search import search\n"
             "hits = search('KeyError when a header is missing', index=load_index())\n"
             "print(len(hits), 'numpy' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

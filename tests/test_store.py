@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from sentinel.memory.signature import normalize_code, normalize_text, signature, signature_id
+from sentinel.memory.hypotheses.signature import normalize_code, normalize_text, signature, signature_id
 from sentinel.memory.store import SCHEMA_VERSION, FindingRecord, RunRecord, StoreError, urgency
 from sentinel.memory.store.sqlite import SQLiteStore
 from tests.pgfixture import BACKENDS, open_backend, pg_server  # noqa: F401 - the session's server fixture

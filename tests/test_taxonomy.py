@@ -14,7 +14,7 @@ except ImportError:  # Python 3.10
 
 import pytest
 
-from sentinel.memory import taxonomy
+from sentinel.memory.cards import taxonomy
 
 
 def eager_scores(text: str = "", code: str = "", exceptions=()) -> dict[str, float]:

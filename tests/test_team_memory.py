@@ -56,8 +56,8 @@ LEARN = r"""
 import json, sys
 from sentinel import gitio
 from sentinel.config import load_config
-from sentinel.memory.project import project_identity
-from sentinel.memory.learned_store import open_learned_store
+from sentinel.memory.store.backends import open_learned_store
+from sentinel.memory.store.project import project_identity
 root = gitio.repo_root()
 cfg = load_config(root)
 git_dir = gitio.git_dir(root)

@@ -459,8 +459,8 @@ def _digest_line_by_line(changeset) -> str:
 
 @pytest.mark.parametrize("seed", range(20))
 def test_a_change_is_digested_as_line_by_line(seed, monkeypatch):
-    from sentinel.memory import gate_hook
-    from sentinel.memory.gate_hook import content_digest
+    from sentinel.memory.hypotheses import gate_hook
+    from sentinel.memory.hypotheses.gate_hook import content_digest
     from sentinel.models import ChangeSet
 
     if seed % 2:

@@ -15,7 +15,7 @@ import os
 from sentinel import gitio
 from sentinel.ci.change import has_commit
 from sentinel.ci.github_api import ApiProblem
-from sentinel.config import Config, _parse_toml, validate
+from sentinel.config import Config, _parse_toml, sentinel_table, validate
 from sentinel.configdiff import CONFIG_FILES, apply_diff, compare, config_at, touched_config
 from sentinel.errors import ConfigError, GitError
 
@@ -24,8 +24,7 @@ def _explicit(data: bytes | None, rel: str, label: str) -> Config:
     """An explicitly named config file (the action's `config` input) as it is at ``label``."""
     if data is None:
         raise ConfigError(f"input 'config': {rel} does not exist at {label}")
-    raw_all = _parse_toml(data, f"{rel} at {label}")
-    raw = raw_all.get("tool", {}).get("sentinel", raw_all) if rel.endswith("pyproject.toml") else raw_all
+    raw = sentinel_table(_parse_toml(data, f"{rel} at {label}"), rel) or {}
     return validate(raw, f"{rel} at {label}") if raw else Config(source=f"{rel} at {label}")
 
 

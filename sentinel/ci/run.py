@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from sentinel import api, engine, gitio
 from sentinel.ci import annotations as ann
+from sentinel.ci import review
 from sentinel.ci.change import pr_change, push_change
 from sentinel.ci.event import CiEvent, read_event
-from sentinel.ci import review
 from sentinel.ci.github_api import MARKER, STATE_PREFIX, ApiProblem, GitHubApi
 from sentinel.ci.inputs import CiInputs, read_inputs
 from sentinel.ci.outputs import SUMMARY_LIMIT, append_summary, write_outputs
@@ -69,7 +69,7 @@ class CiRun:
         self._api: GitHubApi | None = None
         self._api_error: str | None = None
         self.task_source = ""
-        self.brief = None  # sentinel.memory.brief.Brief, shown in the comment when a pattern recurs
+        self.brief = None  # sentinel.memory.hypotheses.brief.Brief, shown in the comment when a pattern recurs
 
     # -- GitHub API, created on first use -------------------------------------------------------
     def api(self) -> GitHubApi:
@@ -335,7 +335,7 @@ def _configure(config, inp: CiInputs, ev: CiEvent, env: dict) -> None:
 
 def _remember(change, config, verdict, ev: CiEvent, env: dict, notes: Notes) -> Verdict:
     try:
-        from sentinel.memory import gate_hook
+        from sentinel.memory.hypotheses import gate_hook
     except ModuleNotFoundError:
         return verdict
     # Every push to one PR is the same change for the store: its failures and their resolution.
@@ -343,10 +343,12 @@ def _remember(change, config, verdict, ev: CiEvent, env: dict, notes: Notes) -> 
                           else (env.get("GITHUB_REF_NAME") or "push"))
     if ev.repository and not config.memory.project:
         # the identity every clone of the repository computes from its remote: one project for CI and people
-        from sentinel.memory.project import normalize_remote
+        from sentinel.memory.store.project import normalize_remote
         server = env.get("GITHUB_SERVER_URL") or "https://github.com"
         os.environ.setdefault("SENTINEL_PROJECT", normalize_remote(f"{server}/{ev.repository}"))
-    verdict = gate_hook.after_run(change, config, verdict)
+    from sentinel.checks import rule_index
+
+    verdict = gate_hook.after_run(change, config, verdict, rules=rule_index)
     if verdict.recall_note:
         notes.add(f"memory: {verdict.recall_note}")
     return verdict
@@ -428,7 +430,7 @@ def run(event_path: str | None = None, env: dict | None = None, fmt: str = "gith
     if inp.memory and config.memory.enabled:
         verdict = _remember(change, config, verdict, ev, env, notes)
         if any(p.changes >= 2 for g in verdict.recall for p in g.patterns):
-            from sentinel.memory import gate_hook
+            from sentinel.memory.hypotheses import gate_hook
             ci.brief = gate_hook.brief_for_change(change, config)
     elif not inp.memory:
         notes.add("memory: off (input `memory: off`)")

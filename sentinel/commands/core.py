@@ -126,6 +126,21 @@ def read_text_arg(value: str | None) -> str | None:
         raise InputError(f"{path} is not UTF-8 text") from None
 
 
+def evidence_files(args, root: str | None) -> dict:
+    """The --junit and --coverage reports named on the command line. Each must exist (as given, or relative to
+    the repository root as the claims check reads it): a report that is not there is a mistyped path or a step
+    that did not run, a usage error — never quietly no evidence."""
+    from sentinel.intent.evidence import resolve_paths
+
+    for flag, paths in (("--junit", args.junit), ("--coverage", args.coverage)):
+        for given in paths:
+            path = resolve_paths([given], root)[0]
+            if not os.path.isfile(path):
+                what = "is a directory" if os.path.isdir(path) else "does not exist"
+                raise InputError(f"{flag} {given}: {what} (a report file is expected)")
+    return {"junit": args.junit, "coverage": args.coverage}
+
+
 def _start_staged(args):
     """For a staged check (the commit hook), start its git processes before importing the gate:
     they run while Python loads the checks. None when another source is asked for, or when git
@@ -162,7 +177,7 @@ def cmd_check(args) -> int:
     from sentinel import engine
     from sentinel.models import FilterMode, Severity
     change, config = _change_and_config(args, started)
-    extra = {"junit": args.junit, "coverage": args.coverage}
+    extra = evidence_files(args, change.changeset.root)
     opts = engine.RunOptions(
         fail_level=Severity(args.fail_level) if args.fail_level else None,
         filter_mode=FilterMode(args.filter_mode) if args.filter_mode else None,
@@ -238,10 +253,12 @@ def _remember(change, config, verdict):
     # (~20% of numpy's import). Only unless the user chose, and only in this short-lived process.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
-        from sentinel.memory import gate_hook
+        from sentinel.memory.hypotheses import gate_hook
     except ModuleNotFoundError:
         return verdict
-    return gate_hook.after_run(change, config, verdict)
+    from sentinel.checks import rule_index
+
+    return gate_hook.after_run(change, config, verdict, rules=rule_index)
 
 
 def _emit(verdict, args, root: str | None = None, changeset=None, fixes: dict | None = None) -> None:

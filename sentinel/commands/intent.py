@@ -58,7 +58,7 @@ def read_message(path: str, root: str | None) -> str:
 
 def cmd_commit_msg(args) -> int:
     from sentinel import api, engine, sources
-    from sentinel.commands.core import _emit, read_text_arg
+    from sentinel.commands.core import _emit, evidence_files, read_text_arg
     from sentinel.config import load_config
     from sentinel.models import Severity
     change = sources.staged()
@@ -70,7 +70,7 @@ def cmd_commit_msg(args) -> int:
     opts = engine.RunOptions(
         fail_level=Severity(args.fail_level) if args.fail_level else None,
         only_checks=list(INTENT_CHECKS), task=read_text_arg(args.task), message=message,
-        extra={"junit": args.junit, "coverage": args.coverage})
+        extra=evidence_files(args, root))
     verdict = engine.run(change, config, opts)
     _emit(verdict, args, root, change.changeset)
     if verdict.errored:

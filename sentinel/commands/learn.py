@@ -85,7 +85,8 @@ def _report(res, source: str, standardiser: str, args, extra: list[str] | None =
 
 
 def cmd_learn(args) -> int:
-    from sentinel.commands.memory import _config, _root
+    from sentinel.commands.context import project_config as _config
+    from sentinel.commands.context import repo_root as _root
     from sentinel.memory.learn import pipeline
 
     root = _root()
@@ -112,7 +113,7 @@ def cmd_learn(args) -> int:
             raise InputError("sentinel memory learn: not in a git repository (use --out FILE to write cards "
                              "elsewhere)")
         from sentinel import gitio
-        from sentinel.memory.learned_store import open_learned_store
+        from sentinel.memory.store.backends import open_learned_store
 
         store = open_learned_store(cfg.memory, gitio.git_dir(root))
     reports = []
@@ -133,7 +134,7 @@ def cmd_learn(args) -> int:
             all_new += res.cards
             existing += res.cards
             if store is not None:
-                from sentinel.memory.learned_store import LearnRun
+                from sentinel.memory.store.learned import LearnRun
 
                 store.put(res.cards + res.updated)
                 store.record_run(LearnRun(source=source, standardiser=standardiser, counts=res.counts,
@@ -141,7 +142,7 @@ def cmd_learn(args) -> int:
         if args.out:
             from pathlib import Path
 
-            from sentinel.memory.corpus import write_governed
+            from sentinel.memory.cards.corpus import write_governed
 
             write_governed(sorted(all_new, key=lambda c: c["id"]), Path(args.out))
             if not args.json:
@@ -150,7 +151,8 @@ def cmd_learn(args) -> int:
             rebuilt = None
             if not args.no_index and (all_new or any(r["counts"].get("merged") for r in reports)
                                       or not _index_current(store, root)):
-                from sentinel.memory.learned_index import learned_index_dir, rebuild
+                from sentinel.memory.cards.index import learned_index_dir
+                from sentinel.memory.learn.index import rebuild
 
                 rebuilt = rebuild(store, learned_index_dir(root), cfg, root=root)
             if not args.json:
@@ -166,7 +168,7 @@ def cmd_learn(args) -> int:
 
 
 def _index_current(store, root) -> bool:
-    from sentinel.memory.learned_index import learned_index_dir
+    from sentinel.memory.cards.index import learned_index_dir
 
     where = learned_index_dir(root)
     if where is None or not (where / "meta.json").is_file():

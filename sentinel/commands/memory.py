@@ -7,6 +7,8 @@ import os
 import sys
 import time
 
+from sentinel.commands.context import project_config as _config
+from sentinel.commands.context import repo_root as _root
 from sentinel.commands.formatopt import add_format_option
 from sentinel.errors import InputError
 
@@ -97,25 +99,8 @@ def register(sub) -> None:
     register_into(msub)
 
 
-def _root() -> str | None:
-    from sentinel import gitio
-    from sentinel.errors import GitError
-
-    try:
-        return gitio.repo_root()
-    except GitError:
-        return None
-
-
-def _config(args, root):
-    from sentinel.api import cache_dir_for
-    from sentinel.config import load_config
-
-    return load_config(root, getattr(args, "config", None), cache_dir=cache_dir_for(root))
-
-
 def _index(args, root):
-    from sentinel.memory.index import IndexMissing, load_index
+    from sentinel.memory.cards.index import IndexMissing, load_index
 
     try:
         return load_index(getattr(args, "index", None), root=root)
@@ -128,7 +113,7 @@ def _print_json(data) -> None:
 
 
 def cmd_search(args) -> int:
-    from sentinel.memory.index import search_memory
+    from sentinel.memory.retrieval.search import search_memory
 
     root = _root()
     cfg = _config(args, root)
@@ -162,8 +147,8 @@ def cmd_search(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from sentinel.memory.index import show
-    from sentinel.memory.learned_index import learned_index
+    from sentinel.memory.cards.index import learned_index
+    from sentinel.memory.retrieval.search import show
 
     root = _root()
     card = show(args.id, index=_index(args, root))
@@ -222,7 +207,8 @@ def _learned_stats(root, cfg) -> dict | None:
     if root is None:
         return None
     from sentinel import gitio
-    from sentinel.memory.learned_store import learned_store_path, open_learned_store
+    from sentinel.memory.store.backends import open_learned_store
+    from sentinel.memory.store.location import learned_store_path
 
     from sentinel.errors import SentinelError
 
@@ -240,7 +226,7 @@ def _learned_stats(root, cfg) -> dict | None:
 
 
 def cmd_stats(args) -> int:
-    from sentinel.memory.index import stats
+    from sentinel.memory.retrieval.search import stats
 
     root = _root()
     data = stats(index=_index(args, root))
@@ -271,7 +257,7 @@ def cmd_build(args) -> int:
     cfg = _config(args, root)
     if args.check:
         return _build_check(args, cfg, root)
-    from sentinel.memory.index import build
+    from sentinel.memory.cards.build import build
 
     report = build(cfg, root=root, cards=args.cards, out=args.out, lexical_only=args.lexical_only)
     for where, card_id, problems in report.skipped:
@@ -288,8 +274,9 @@ def cmd_build(args) -> int:
 
 
 def _build_check(args, cfg, root) -> int:
-    from sentinel.memory.corpus import corpus_files, load_entries
-    from sentinel.memory.index import IndexMissing, corpus_digest, load_index
+    from sentinel.memory.cards.build import corpus_digest
+    from sentinel.memory.cards.corpus import corpus_files, load_entries
+    from sentinel.memory.cards.index import IndexMissing, load_index
 
     entries = load_entries(corpus_files(cfg, root=root, cards=args.cards))
     digest = corpus_digest([e.raw for e in entries if e.valid])
@@ -309,7 +296,7 @@ def _build_check(args, cfg, root) -> int:
 
 
 def cmd_validate(args) -> int:
-    from sentinel.memory.corpus import corpus_files, expand_paths, load_entries
+    from sentinel.memory.cards.corpus import corpus_files, expand_paths, load_entries
 
     root = _root()
     if args.files:
@@ -332,8 +319,8 @@ def cmd_validate(args) -> int:
 def cmd_import(args) -> int:
     from pathlib import Path
 
-    from sentinel.memory.cards import check_corpus
-    from sentinel.memory.corpus import import_jsonl, import_memgovern, write_governed
+    from sentinel.memory.cards.corpus import import_jsonl, import_memgovern, write_governed
+    from sentinel.memory.cards.model import check_corpus
 
     src = Path(args.file)
     if not src.is_file():

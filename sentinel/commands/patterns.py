@@ -92,13 +92,13 @@ def _context(args):
 
 
 def _store(args, cfg, git_dir):
-    from sentinel.memory.store import open_store
+    from sentinel.memory.store.backends import open_store
 
     return open_store(cfg.memory, git_dir, wait=10.0)
 
 
 def _project(args, cfg, root, git_dir) -> str:
-    from sentinel.memory.project import project_identity
+    from sentinel.memory.store.project import project_identity
 
     return getattr(args, "project", None) or project_identity(cfg.memory, root, git_dir)
 
@@ -134,9 +134,9 @@ def cmd_patterns(args) -> int:
 
 
 def cmd_brief(args) -> int:
-    from sentinel.memory.brief import build_brief
+    from sentinel.memory.hypotheses.brief import build_brief
 
-    from sentinel.memory.gate_hook import current_change
+    from sentinel.memory.hypotheses.gate_hook import current_change
 
     cfg, root, git_dir = _context(args)
     project, change_id, ref = current_change(root, cfg, args.change)

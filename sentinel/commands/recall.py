@@ -35,8 +35,8 @@ def _read(path: str) -> str:
 def log_query(signals):
     """The search query and exact signals of a log: identifiers from the stack and the quoted names, exception
     types, and the mechanisms the text points at (an HTTP status points at status/retry handling)."""
-    from sentinel.memory import taxonomy
-    from sentinel.memory.scoring import QuerySignals, query_signals
+    from sentinel.memory.cards import taxonomy
+    from sentinel.memory.retrieval.signals import query_signals, QuerySignals
 
     query = signals.query()
     inferred = query_signals(query, extra_identifiers=signals.identifiers(), exceptions=signals.exception_types)
@@ -50,11 +50,13 @@ def log_query(signals):
 
 
 def cmd_recall(args) -> int:
-    from sentinel.commands.memory import _config, _root
-    from sentinel.memory.index import IndexMissing, load_index, search_memory, show
-    from sentinel.memory.learned_index import learned_index
-    from sentinel.memory.logsignals import extract
-    from sentinel.memory.recall_search import fix_line
+    from sentinel.commands.context import project_config as _config
+    from sentinel.commands.context import repo_root as _root
+    from sentinel.memory.cards.index import IndexMissing, load_index
+    from sentinel.memory.cards.index import learned_index
+    from sentinel.memory.retrieval.logsignals import extract
+    from sentinel.memory.retrieval.recall import fix_line
+    from sentinel.memory.retrieval.search import search_memory, show
 
     signals = extract(_read(args.log))
     if signals.empty:

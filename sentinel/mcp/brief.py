@@ -1,7 +1,7 @@
 """What an agent should know before its next attempt, read without writing anything.
 
 ``project_brief`` is the one function the MCP server asks. It is the store's own brief
-(``sentinel.memory.brief``, the data behind ``sentinel memory brief``) read from a store opened
+(``sentinel.memory.hypotheses.brief``, the data behind ``sentinel memory brief``) read from a store opened
 read-only (``sentinel.memory.store.open_store(readonly=True)``: SQLite ``immutable`` / ``mode=ro``,
 never migrated; the team database when one is configured), shaped as this server's tools answer,
 with the similar-fix search per rule group done here.
@@ -25,7 +25,7 @@ def _date(ts: float | None) -> str | None:
 
 def identity(root: str | None, config, change_ref: str | None = None) -> tuple[str, str, str]:
     """(project, change_id, change_ref) exactly as the gate records them, so the brief finds the gate's runs."""
-    from sentinel.memory import gate_hook
+    from sentinel.memory.hypotheses import gate_hook
 
     return gate_hook.current_change(root, config, change_ref)
 
@@ -33,7 +33,7 @@ def identity(root: str | None, config, change_ref: str | None = None) -> tuple[s
 def open_store(config, root: str | None):
     """(store or None, note): the configured store, read-only."""
     from sentinel import gitio
-    from sentinel.memory.store import open_store as open_configured
+    from sentinel.memory.store.backends import open_store as open_configured
 
     try:
         git_dir = gitio.git_dir(root) if root else None
@@ -43,7 +43,7 @@ def open_store(config, root: str | None):
 
 
 def project_brief(root: str | None, config, change_ref: str | None = None, k: int = 3) -> dict:
-    from sentinel.memory.brief import build_brief
+    from sentinel.memory.hypotheses.brief import build_brief
 
     project, change_id, ref = identity(root, config, change_ref)
     store, note = open_store(config, root)
@@ -91,11 +91,13 @@ def _rule_groups(attempts: list[dict], patterns: list[dict]) -> dict[str, list[F
 def _similar_for(groups: dict[str, list[Finding]], config, root: str | None, k: int) -> tuple[list[dict], str | None]:
     if not groups:
         return [], None
-    from sentinel.memory import recall_search
+    from sentinel.checks import rule_index
+    from sentinel.memory.retrieval import recall as recall_search
 
     out, note = [], None
+    rules = rule_index()
     for rule, findings in groups.items():
-        hits, note = recall_search.similar_fixes(rule, findings, config, root=root)
+        hits, note = recall_search.similar_fixes(rule, findings, config, root=root, about=rules.get(rule))
         out.append({"rule": rule, "cards": [{"id": h.id, "score": round(h.score, 3), "summary": h.problem_summary,
                                              "fix": h.fix_line} for h in hits[:k]]})
     return out, note

@@ -16,9 +16,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from sentinel import __version__
 from sentinel.errors import SentinelError
 from sentinel.mcp import tools
+from sentinel.version import __version__
 
 INSTRUCTIONS = """\
 Sentinel is an audit gate for code changes that remembers. Before you commit, call check_change on the staged \

@@ -131,13 +131,14 @@ def check_change(ws: Workspace, range: str | None = None, diff: str | None = Non
 
 def _recall(change, config, verdict: Verdict) -> None:
     """Similar past fixes and recurring patterns, as the CLI adds them, without recording the run."""
+    from sentinel.checks import rule_index
     from sentinel.mcp import brief
-    from sentinel.memory import gate_hook
+    from sentinel.memory.hypotheses import gate_hook
 
     store, note = brief.open_store(config, change.changeset.root)
     try:
         project, _, _ = brief.identity(change.changeset.root, config)
-        gate_hook.recall_from(verdict, store, project, config, change.changeset.root)
+        gate_hook.recall_from(verdict, store, project, config, change.changeset.root, rules=rule_index)
     except Exception as exc:  # memory is an aid: the verdict stands without it
         verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
     finally:
@@ -210,7 +211,7 @@ def preview_fixes(ws: Workspace, range: str | None = None, diff: str | None = No
 # --- memory -----------------------------------------------------------------------------------------
 
 def _index(ws: Workspace):
-    from sentinel.memory.index import IndexMissing, load_index
+    from sentinel.memory.cards.index import IndexMissing, load_index
 
     try:
         return load_index(root=ws.root_or_none())
@@ -220,9 +221,9 @@ def _index(ws: Workspace):
 
 def search_cards(ws: Workspace, query: str, k: int = 5, language: str | None = None, rule: str | None = None,
                  tag: str | None = None) -> dict:
-    from sentinel.memory.index import search_memory, show
-    from sentinel.memory.learned_index import learned_index
-    from sentinel.memory.recall_search import fix_line
+    from sentinel.memory.cards.index import learned_index
+    from sentinel.memory.retrieval.recall import fix_line
+    from sentinel.memory.retrieval.search import search_memory, show
 
     if not query or not query.strip():
         raise InputError("query is empty: describe the symptom (error text, what went wrong)")
@@ -249,14 +250,14 @@ def search_cards(ws: Workspace, query: str, k: int = 5, language: str | None = N
 
 def read_card(ws: Workspace, card_id: str) -> dict:
     from sentinel.commands.memory import render_card
-    from sentinel.memory.index import show
+    from sentinel.memory.retrieval.search import show
 
     card_id = (card_id or "").strip()
     if not _CARD_ID.match(card_id):
         raise InputError("id must be a card id as returned by search_experience, e.g. fx-aiohttp-7b5d54a96c")
     card = show(card_id, index=_index(ws))
     if card is None:
-        from sentinel.memory.learned_index import learned_index
+        from sentinel.memory.cards.index import learned_index
 
         project = learned_index(ws.root_or_none())
         card = show(card_id, index=project) if project is not None else None

@@ -54,7 +54,7 @@ class _Encoder:
 
 def to_dict(verdict: Verdict) -> dict:
     verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
-    from sentinel import __version__
+    from sentinel.version import __version__
 
     body = _Encoder().value(verdict)
     for r in body["checks"]:

@@ -162,7 +162,7 @@ def _notifications(verdict: Verdict) -> list[dict]:
 def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None,
             locator: Locator | None = None, fixes: dict | None = None) -> dict:
     """``fixes``: id(finding) -> SARIF fix objects for its result (sentinel.fix.export.sarif_fixes)."""
-    from sentinel import __version__
+    from sentinel.version import __version__
 
     locator = locator or Locator(None, root)
     known = dict(rules or {})

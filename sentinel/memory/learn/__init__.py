@@ -5,7 +5,7 @@
       -> standardisation into the two card layers (deterministic offline standardiser, or an LLM via litellm)
       -> checklist QC with a refine loop (at most 3 rounds)
       -> dedup / merge of near duplicates
-      -> the LearnedCardStore (sentinel.memory.learned_store) and the project's learned index
+      -> the LearnedCardStore (sentinel.memory.store.learned) and the project's learned index
 
 Modules: model (the typed candidate), paths (what a changed file is), gitsource / github_source / records
 (candidate sources), purify, standardise, llm, qc, dedup, pipeline (the orchestration, stage counts, progress).

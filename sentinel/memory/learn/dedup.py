@@ -9,7 +9,7 @@ the other's commit joins its provenance references ("commit:<sha>"), so no evide
 
 from __future__ import annotations
 
-from sentinel.memory.text import tokenize
+from sentinel.memory.cards.text import tokenize
 
 THRESHOLD = 0.75
 MAX_BLOCK = 200

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sentinel.llmclient import import_litellm
-from sentinel.memory import taxonomy
+from sentinel.memory.cards import taxonomy
 from sentinel.memory.learn.model import Candidate
 from sentinel.memory.learn.standardise import GOVERNED_BY, card_id, changed_files, confidence, facts
 

@@ -14,9 +14,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from sentinel.memory.identifiers import split_words
+from sentinel.memory.cards.identifiers import split_words
+from sentinel.memory.cards.text import tokenize
 from sentinel.memory.learn.model import Candidate
-from sentinel.memory.text import tokenize
 
 DEFAULT_TAU = 0.2
 BUMP_SUBJECT = re.compile(r"^(?:\[?(?:deps?|build|chore)\]?:?\s*)?(?:bump|update|upgrade|pin|unpin)\b.*?"

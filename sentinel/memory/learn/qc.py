@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from sentinel.memory.cards import (
+from sentinel.memory.cards.model import (
     LIMITS,
     check_card,
     file_paths_in,

@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from sentinel.memory import identifiers as ids
-from sentinel.memory import taxonomy
+from sentinel.memory.cards import identifiers as ids
+from sentinel.memory.cards import taxonomy
+from sentinel.memory.cards.text import STOP_WORDS
 from sentinel.memory.learn.model import Candidate
 from sentinel.memory.learn.paths import component_of
 from sentinel.memory.learn.purify import _strip_refs
-from sentinel.memory.text import STOP_WORDS
 
 STANDARDISER = "deterministic"
 GOVERNED_BY = "sentinel memory learn (deterministic standardiser)"
@@ -128,7 +128,7 @@ def _hunk_functions(diff: str) -> list[str]:
 
 
 def _exceptions(problem: str, cand: Candidate) -> list[str]:
-    from sentinel.memory.scoring import exception_names
+    from sentinel.memory.cards.identifiers import exception_names
 
     out = list(exception_names(problem))
     src_plus, src_minus = _split(cand.source_diff)
@@ -152,7 +152,7 @@ def _clean_words(words: list[str], banned: set[str]) -> list[str]:
 
 def key_terms(text: str, banned: set[str], limit: int = 8) -> list[str]:
     """2-3 word technical terms of a text (short terms, never a sentence), in order of appearance."""
-    from sentinel.memory.cards import file_paths_in, long_identifiers
+    from sentinel.memory.cards.model import file_paths_in, long_identifiers
 
     out: list[str] = []
     seen: set[str] = set()
@@ -209,7 +209,7 @@ def _language(cand: Candidate) -> str:
 
 
 def project_words(repository: str) -> set[str]:
-    from sentinel.memory.cards import LANGUAGES
+    from sentinel.memory.cards.model import LANGUAGES
 
     words = {p for p in re.split(r"[/\s_.-]+", repository.lower()) if len(p) >= 3 and p not in LANGUAGES}
     return words
@@ -234,7 +234,7 @@ def card_id(cand: Candidate) -> str:
 
 def facts(cand: Candidate) -> dict:
     """Everything the templates (and the LLM prompt) use, extracted from the candidate."""
-    from sentinel.memory.cards import PROJECT_NAMES, project_names_in
+    from sentinel.memory.cards.model import PROJECT_NAMES, project_names_in
 
     banned = project_words(cand.repository) | set(PROJECT_NAMES)
     problem = _strip_refs(cand.problem_text)
@@ -273,7 +273,7 @@ def facts(cand: Candidate) -> dict:
             idents.append(i)
     code_text = "\n".join(p + "\n" + m for _, _, _, p, m in per_file)
     mechs = taxonomy.infer(problem, code=code_text, exceptions=exceptions, threshold=1.5, limit=3)
-    from sentinel.memory.scoring import exception_names
+    from sentinel.memory.cards.identifiers import exception_names
 
     text_excs = [e for e in exception_names(problem) if len(e) <= 40]
     symptom = _symptom(problem_main, text_excs)
@@ -315,7 +315,7 @@ def facts(cand: Candidate) -> dict:
 
 def changed_files(cand: Candidate, limit: int = 30) -> list[str]:
     """The source files the fix changed, the most changed first (what the code map points queries at)."""
-    from sentinel.memory.cards import REL_PATH_RE
+    from sentinel.memory.cards.model import REL_PATH_RE
 
     ranked = sorted(cand.role_files("source"), key=lambda f: (-(f.added + f.removed), f.path))
     out = [f.path for f in ranked if REL_PATH_RE.match(f.path) and ".." not in f.path.split("/")

@@ -1,4 +1,4 @@
-"""Learned cards in the store: the `LearnedCardStore` interface (`sentinel.memory.learned_store`) on the same two
+"""Learned cards in the store: the `LearnedCardStore` interface (`sentinel.memory.store.learned`) on the same two
 backends as the hypothesis store, plus a search that runs where the cards are.
 
 - PostgreSQL: each card's vector in a pgvector column with an HNSW index (cosine), its index-layer text as a
@@ -7,7 +7,7 @@ backends as the hypothesis store, plus a search that runs where the cards are.
 - SQLite: vectors as float32 blobs searched with numpy (loaded once per store), full text with FTS5 — the
   zero-setup default, fine for the thousands of cards one project learns.
 
-Every card is scoped to a project (the normalised remote URL, see `sentinel.memory.project`): one team
+Every card is scoped to a project (the normalised remote URL, see `sentinel.memory.store.project`): one team
 database holds many projects. Vectors come from the default embedder unless the caller gives them.
 Scores: `cosine` (raw, -1..1), `lexical` (ts_rank_cd / FTS5 bm25, on its own scale) and `score`, the hybrid
 mix of the cosine and the lexical score normalised by the best lexical score among the candidates.
@@ -109,7 +109,7 @@ def fuse(vector_hits: dict[str, float], lexical_hits: dict[str, float], k: int) 
 
 
 class LearnedCards:
-    """`LearnedCardStore` (sentinel.memory.learned_store) for one project, on a hypothesis-store backend
+    """`LearnedCardStore` (sentinel.memory.store.learned) for one project, on a hypothesis-store backend
     (`SQLiteStore` or `PostgresStore`): the `cards`, `learn_seen` and `learn_runs` tables of the same database.
     The backend provides `_put_card_rows`, `_vector_candidates` and `_lexical_candidates`."""
 
@@ -200,7 +200,7 @@ class LearnedCards:
             "SELECT body FROM learn_runs WHERE project=? ORDER BY finished_at DESC, id DESC LIMIT ?",
             (self.project, int(limit)))]
         try:
-            from sentinel.memory.learned_store import LearnRun  # type: ignore[import-not-found]
+            from sentinel.memory.store.learned import LearnRun  # type: ignore[import-not-found]
         except ImportError:
             return rows
         return [LearnRun(**r) for r in rows]
@@ -235,11 +235,3 @@ class LearnedCards:
     def _has_vectors(self) -> bool:
         return self.db._one("SELECT 1 FROM cards WHERE project=? AND vector IS NOT NULL LIMIT 1",
                             (self.project,)) is not None
-
-
-def open_learned_cards(config_memory, git_dir: str | None, project: str, *, wait: float = 10.0,
-                       embedder=None) -> LearnedCards:
-    """The project's learned cards on the configured backend (the team database when one is configured)."""
-    from sentinel.memory.store import open_store
-
-    return LearnedCards(open_store(config_memory, git_dir, wait=wait), project, embedder=embedder)

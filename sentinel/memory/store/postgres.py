@@ -12,7 +12,7 @@ extra `diff-sentinel[postgres]`. psycopg is imported here only, never on the hoo
   gives up after `wait` seconds itself (the attempt is left to finish and is closed in the background);
   `lock_timeout` bounds waits for row locks. Callers that need a hard bound on a whole exchange run it with
   :func:`sentinel.memory.store.postgres.within` (the hook does).
-- **Credentials**: every message that names the database is redacted (`sentinel.memory.dburl`).
+- **Credentials**: every message that names the database is redacted (`sentinel.memory.store.dburl`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import threading
 import time
 from contextlib import contextmanager
 
-from sentinel.memory.dburl import redact_text, redact_url
 from sentinel.memory.store import SCHEMA_VERSION, StoreBusy, StoreError, StoreUnavailable, within
+from sentinel.memory.store.dburl import redact_text, redact_url
 from sentinel.memory.store.sql import SQLStore
 
 _MIGRATION_LOCK = 0x5E47_1E1  # advisory lock id: one migrating runner at a time

@@ -11,7 +11,7 @@ import json
 import time
 from abc import ABC, abstractmethod
 
-from sentinel.memory.signature import signature_id
+from sentinel.memory.hypotheses.signature import signature_id
 from sentinel.memory.store import (SCHEMA_VERSION, Attempt, FindingRecord, Occurrence, Pattern, RecordResult,
                                    RunRecord, StoreError, urgency)
 from sentinel.memory.store.schema import steps

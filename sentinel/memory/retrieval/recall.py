@@ -13,10 +13,9 @@ import re
 _FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
 
 
-def _query(rule: str, findings) -> str:
-    from sentinel.checks import rule_index
-
-    r = rule_index().get(rule)
+def _query(rule: str, findings, about=None) -> str:
+    """`about`: the rule (sentinel.rules.Rule) when the caller knows it — memory does not import the checks."""
+    r = about
     parts = [r.name.replace("-", " "), r.summary] if r else [rule]
     for text in dict.fromkeys(f.message for f in findings[:5]):
         parts.append(text)
@@ -32,17 +31,19 @@ def fix_line(card: dict, limit: int = 180) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def similar_fixes(rule: str, findings, config, root: str | None = None):
-    """Return (hits with .id .score .problem_summary .fix_line, note or None)."""
-    from sentinel.memory.index import IndexMissing, load_index, search, search_memory, show
-    from sentinel.memory.learned_index import learned_index
+def similar_fixes(rule: str, findings, config, root: str | None = None, about=None):
+    """Return (hits with .id .score .problem_summary .fix_line, note or None). `about`: the rule's declaration
+    (sentinel.rules.Rule), whose name and summary say what the findings are about."""
+    from sentinel.memory.cards.index import IndexMissing, load_index
+    from sentinel.memory.cards.index import learned_index
+    from sentinel.memory.retrieval.search import search, search_memory, show
 
     k = max(1, int(config.memory.recall_k))
     try:
         index = load_index(root=root)
     except IndexMissing as exc:
         return [], f"similar past fixes unavailable: {exc}"
-    query = _query(rule, findings)
+    query = _query(rule, findings, about)
     # rule-class cards are relevant by construction: ranked by score, not cut by the threshold
     hits = list(search(query, k=k, rule=rule, config=config, index=index, min_score=0.0))
     note = None

@@ -14,7 +14,7 @@ from collections import OrderedDict
 
 from sentinel import gitio
 from sentinel.errors import SentinelError
-from sentinel.memory import quiet
+from sentinel.memory.hypotheses import quiet
 from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
 
 MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
@@ -137,14 +137,14 @@ def change_identity(change, project: str) -> dict:
 
 
 def _project(config, root: str | None, git_dir: str | None) -> str:
-    from sentinel.memory.project import project_identity
+    from sentinel.memory.store.project import project_identity
 
     return project_identity(config.memory, root, git_dir)
 
 
 def _quiet_path(config, git_dir: str | None) -> str | None:
     """The file the quiet note sits beside: the SQLite store, or for a team database a local name."""
-    from sentinel.memory.location import store_target
+    from sentinel.memory.store.location import store_target
 
     kind, where = store_target(config.memory, git_dir)
     if kind == "sqlite":
@@ -157,7 +157,9 @@ def _quiet_path(config, git_dir: str | None) -> str | None:
     return os.path.join(git_dir, "sentinel", "team-" + sha256(where.encode()).hexdigest()[:16])
 
 
-def after_run(change, config, verdict: Verdict) -> Verdict:
+def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
+    """Record the run; on a failure, recall. `rules`: a function returning the rule declarations by code
+    (sentinel.checks.rule_index; memory does not import the checks), read only when recall runs."""
     root = change.changeset.root
     try:
         git_dir = gitio.git_dir(root) if root else None
@@ -171,7 +173,7 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
         return verdict
     quiet_key = "\0".join((_ref(change), root or ""))
     if clean and note_path and quiet.is_quiet(note_path, quiet_key):
-        return verdict  # nothing this run could add: see sentinel.memory.quiet
+        return verdict  # nothing this run could add: see sentinel.memory.hypotheses.quiet
     project = _project(config, root, git_dir)
     groups = _groups(verdict) if not verdict.passed and verdict.findings else OrderedDict()
     sig_ids = _group_sig_ids(groups)
@@ -201,7 +203,7 @@ def after_run(change, config, verdict: Verdict) -> Verdict:
     similar = None
     try:
         if groups:
-            similar = _similar_fixes(verdict, groups, config, root)
+            similar = _similar_fixes(verdict, groups, config, root, rules)
     finally:  # the run is recorded (or given up on) before anything leaves this function
         try:
             patterns, notes, settled = stored.result(seconds, what)
@@ -222,7 +224,7 @@ def _prepare_store(config, git_dir) -> None:
     """Import what the store phase needs on this thread, before it starts: two threads importing at once
     wait on each other's module locks, and the worker then only waits on git and SQLite."""
     import sentinel.digest  # noqa: F401 - content_digest
-    from sentinel.memory.location import store_target
+    from sentinel.memory.store.location import store_target
 
     try:
         if store_target(config.memory, git_dir)[0] == "sqlite":
@@ -234,11 +236,11 @@ def _prepare_store(config, git_dir) -> None:
 def _deadline(config, git_dir) -> tuple[float, str]:
     """(the most the store phase may take, what to call the store): a lock or a connection gets the hook's
     wait, the work a little more."""
-    from sentinel.memory.location import store_target
+    from sentinel.memory.store.location import store_target
 
     kind, where = store_target(config.memory, git_dir)
     if kind == "postgres":
-        from sentinel.memory.dburl import redact_url
+        from sentinel.memory.store.dburl import redact_url
 
         return hook_wait() + 0.5, f"the team database ({redact_url(where)})"
     return hook_wait() + 2.0, "the hypothesis store"
@@ -246,7 +248,7 @@ def _deadline(config, git_dir) -> tuple[float, str]:
 
 def _open(config, git_dir, root, project):
     """(store or None, notes): a store the hook may use, within HOOK_WAIT."""
-    from sentinel.memory.store import open_store
+    from sentinel.memory.store.backends import open_store
 
     notes: list[str] = []
     try:
@@ -268,7 +270,7 @@ def _open(config, git_dir, root, project):
 
 
 def _record(store, ident: dict, verdict: Verdict, config) -> None:
-    from sentinel.memory.signature import signature
+    from sentinel.memory.hypotheses.signature import signature
     from sentinel.memory.store import FindingRecord, RunRecord
 
     fail_rank = verdict.fail_level.rank
@@ -296,23 +298,26 @@ def _groups(verdict: Verdict) -> "OrderedDict[str, list]":
 
 
 def _group_sig_ids(groups) -> dict[str, list[str]]:
-    from sentinel.memory.signature import signature, signature_id
+    from sentinel.memory.hypotheses.signature import signature, signature_id
 
     return {rule: list(dict.fromkeys(signature_id(signature(f.rule, f.message, f.code)) for f in findings))
             for rule, findings in groups.items()}
 
 
 def recall(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None, config,
-           root: str | None = None) -> None:
+           root: str | None = None, rules=None) -> None:
     """Add recall groups: similar past fixes, and the recurring patterns with the same signatures
     (`patterns`: by sig id, from the store; None when memory was skipped)."""
-    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root))
+    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root, rules))
 
 
-def _similar_fixes(verdict: Verdict, groups, config, root: str | None = None) -> dict[str, list[SimilarFix]]:
+def _similar_fixes(verdict: Verdict, groups, config, root: str | None = None,
+                   rules=None) -> dict[str, list[SimilarFix]]:
     """The similar past fixes of each group (rule), searched in group order."""
     search = _searcher(verdict, root)
-    return {rule: search(rule, findings, config) if search else [] for rule, findings in groups.items()}
+    declared = rules() if rules is not None and groups else {}
+    return {rule: search(rule, findings, config, declared.get(rule)) if search else []
+            for rule, findings in groups.items()}
 
 
 def _add_groups(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None,
@@ -328,14 +333,14 @@ def _add_groups(verdict: Verdict, groups, sig_ids: dict[str, list[str]], pattern
 
 def _searcher(verdict: Verdict, root: str | None = None):
     try:
-        from sentinel.memory import recall_search
+        from sentinel.memory.retrieval import recall as recall_search
     except ImportError as exc:
         verdict.recall_note = f"similar past fixes unavailable: {exc}"
         return None
 
-    def run(rule, findings, config):
+    def run(rule, findings, config, about=None):
         try:
-            results, note = recall_search.similar_fixes(rule, findings, config, root=root)
+            results, note = recall_search.similar_fixes(rule, findings, config, root=root, about=about)
         except Exception as exc:  # a damaged index or a defect in search must not take the gate's verdict with it
             verdict.recall_note = f"similar past fixes unavailable: {type(exc).__name__}: {exc}"
             return []
@@ -348,9 +353,9 @@ def _searcher(verdict: Verdict, root: str | None = None):
 
 
 def brief_for_change(change, config, *, with_cards: bool = True):
-    """The brief (`sentinel.memory.brief.Brief`) for this change, or None when memory is unavailable.
+    """The brief (`sentinel.memory.hypotheses.brief.Brief`) for this change, or None when memory is unavailable.
     For reporters that show it (the PR comment shows it when a pattern recurs)."""
-    from sentinel.memory.brief import build_brief
+    from sentinel.memory.hypotheses.brief import build_brief
 
     root = change.changeset.root
     try:
@@ -391,7 +396,7 @@ def current_change(root: str | None, config, change_ref: str | None = None) -> t
     return project, f"{branch}@{(head[0] if head else 'root')[:12]}", branch
 
 
-def recall_from(verdict: Verdict, store, project: str, config, root: str | None = None) -> None:
+def recall_from(verdict: Verdict, store, project: str, config, root: str | None = None, rules=None) -> None:
     """Recall for a verdict without recording it (readers such as the MCP server): `store` may be None."""
     if verdict.passed or not verdict.findings:
         return
@@ -405,4 +410,4 @@ def recall_from(verdict: Verdict, store, project: str, config, root: str | None 
             patterns = {p.sig_id: p for p in found}
         except SentinelError as exc:
             verdict.recall_note = f"memory skipped: {exc}"
-    recall(verdict, groups, sig_ids, patterns, config, root)
+    recall(verdict, groups, sig_ids, patterns, config, root, rules)

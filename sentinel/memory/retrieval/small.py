@@ -5,7 +5,7 @@ project's learned index (hundreds to thousands). Importing numpy costs ~65 ms of
 scoring a few thousand cards in pure Python: BM25 walks only the query terms' postings, the cosine of the query
 with each card is a C-level sum of products over the card's row of the mapped vectors file, and everything after
 candidate selection (about a hundred cards) is per candidate anyway. Indexes above SMALL_MAX_CARDS are searched
-by the dense scorer (sentinel.memory.index), whose full scan is cheaper than Python's there.
+by the dense scorer (sentinel.memory.retrieval.dense), whose full scan is cheaper than Python's there.
 
 Both scorers compute the same thing (tests/test_search_small.py compares them query by query on the bundled
 index and on a learned one): BM25 is accumulated in float32 as numpy does, bit for bit; cosines are computed in
@@ -20,8 +20,8 @@ import math
 import struct
 from operator import mul
 
-from sentinel.memory.hits import Preview, SearchResults, provenance_of, query_embedder, source_of, top_signals
-from sentinel.memory.text import tokenize
+from sentinel.memory.cards.text import tokenize
+from sentinel.memory.retrieval.hits import Candidates, query_embedder
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import on the hook's recall path; annotations are strings
 if TYPE_CHECKING:
@@ -67,22 +67,6 @@ def bm25(idx: Any, terms: list[str]) -> tuple[array.array, list[int]]:
     return acc, sorted(touched)
 
 
-def bm25_bound(idx: Any, terms: list[str]) -> float:
-    """The most BM25 any card could score for these query terms: each distinct known term's best posting
-    weight, plus, for each term no card has, the weight of a term found in a single card (an unknown word is
-    part of what the query says, and no card says it)."""
-    vocab = idx.vocab
-    distinct = set(terms)
-    known = sorted({vocab[t] for t in distinct if t in vocab})
-    unknown = len(distinct) - len(known)
-    term_max = idx._arr("term_max").data
-    bound = math.fsum(term_max[i] for i in known)
-    if unknown:
-        n = max(idx.count, 1)
-        bound += unknown * math.log(1.0 + (n - 0.5) / 1.5)
-    return bound
-
-
 def filter_rows(idx: Any, language: str | None = None, tag: str | None = None,
                 rule: str | None = None) -> list[int] | None:
     """The rows (ascending) the filters allow, or None without filters."""
@@ -110,13 +94,13 @@ def specificity(idx: Any, name: str) -> float:
 
 def area_rows(idx: Any, query: str, signals) -> dict[int, float] | None:
     """{row: area} for the cards whose fix touched a file the query's names point at through the project's
-    code map (sentinel.memory.codemap): over the query's names the project defines, the mean of each name's
+    code map (sentinel.memory.cards.codemap): over the query's names the project defines, the mean of each name's
     specificity times the share of its defining files the card's fix touched — one specific name pointing at
     one file counts more than many everyday words spread over many; None when the index has no code map."""
     cmap = idx.codemap
     if not cmap:
         return None
-    from sentinel.memory.codemap import file_votes, query_names
+    from sentinel.memory.cards.codemap import file_votes, query_names
 
     voting = [n for n in query_names(query, signals.identifiers) if cmap.get(n)]
     votes = file_votes(cmap, voting, {n: specificity(idx, n) for n in voting})
@@ -143,7 +127,7 @@ def exact_matches(idx: Any, signals, cand: list[int]) -> tuple[list[float], list
                                                                 dict[int, dict]]:
     """Per candidate: identifiers matched (count, capped), exception matched, mechanism matched; and, by
     candidate position, what matched."""
-    from sentinel.memory.scoring import IDENT_CAP
+    from sentinel.memory.retrieval.ranking import IDENT_CAP
 
     pos = {r: j for j, r in enumerate(cand)}
     ident = [0.0] * len(cand)
@@ -250,22 +234,21 @@ class _QueryCosines:
         return {r: known[r] for r in rows}
 
 
-def search(idx: Any, query: str, k: int, language: str | None, tag: str | None, rule: str | None, *,
-           config: Any, candidates: int | None, min_score: float, w_e: float, signals: Any) -> SearchResults:
-    """sentinel.memory.index.search for a small index (the caller has resolved min_score and the embedding
-    weight). Raises NeedsDense when the query must go to the dense scorer."""
-    from sentinel.memory.scoring import load_calibration, query_signals
+def candidates(idx: Any, query: str, k: int, language: str | None, tag: str | None, rule: str | None, *,
+               config: Any, candidates: int | None, w_e: float, signals: Any) -> Candidates:
+    """The candidates of a small index and their features (the ranking stage scores them). Raises NeedsDense
+    when the query must go to the dense scorer."""
+    from sentinel.memory.retrieval.signals import query_signals
 
     terms = tokenize(query)
     qs = signals if signals is not None else query_signals(query)
     empty_mode = "hybrid" if idx.has_vectors else "lexical"
     allowed = filter_rows(idx, language, tag, rule)
     if allowed is not None and not allowed:
-        return SearchResults([], mode=empty_mode, note="no card matches the filters", model=idx.meta.get("model"),
-                             min_score=min_score, signals=qs)
+        return Candidates.empty(empty_mode, "no card matches the filters", idx.meta.get("model"), qs)
     allowed_set = set(allowed) if allowed is not None else None
     lex, lex_pool = bm25(idx, terms)
-    bound = bm25_bound(idx, terms)
+    bound = idx.bm25_bound(terms)
     emb, why_not = (None, "embedding_weight is 0") if w_e <= 0 else query_embedder(idx, config)
     n_cand = candidates or max(50, 5 * k)
     lex_pool = [r for r in lex_pool if lex[r] > 0 and (allowed_set is None or r in allowed_set)]
@@ -293,7 +276,7 @@ def search(idx: Any, query: str, k: int, language: str | None, tag: str | None, 
     if not cand:
         if emb is None:
             note += "; no card shares a term with the query"
-        return SearchResults([], mode=mode, note=note, model=model, min_score=min_score, signals=qs)
+        return Candidates.empty(mode, note, model, qs)
     c_lex = [lex[r] for r in cand]
     c_cos = [cos[r] for r in cand] if cos is not None else None
     ident, exc, mech, matched = exact_matches(idx, qs, cand)
@@ -303,22 +286,5 @@ def search(idx: Any, query: str, k: int, language: str | None, tag: str | None, 
         feats["area"] = [min(areas.get(r, 0.0), 1.0) for r in cand]
     if c_cos is not None:
         feats["cosine"] = c_cos
-    score = load_calibration().probabilities(feats, lexical=c_cos is None)
-    keep = [j for j in range(len(cand)) if score[j] >= min_score] if min_score > 0 else list(range(len(cand)))
-    below = len(cand) - len(keep)
-    order = sorted(keep, key=lambda j: (-score[j], cand[j]))[:k]
-    qterms = set(terms)
-    out = []
-    for j, card in zip(order, idx.cards([cand[j] for j in order])):
-        out.append(Preview(
-            id=card["id"], score=round(score[j], 4), problem_summary=card["problem_summary"],
-            top_signals=top_signals(card.get("signals", []), qterms),
-            cosine=None if c_cos is None else round(c_cos[j], 4), bm25=round(c_lex[j], 4),
-            language=card.get("tags", {}).get("language", ""), source=source_of(card),
-            provenance=provenance_of(card), matched=matched.get(j, {}), coverage=round(coverage[j], 4),
-            features={name: round(v[j], 4) for name, v in feats.items()}))
-    if not out and below:
-        extra = f"no similar past fix: {below} candidate(s) scored below the threshold {min_score:g}"
-        note = f"{note}; {extra}" if note else extra
-    return SearchResults(out, mode=mode, note=note, model=model, candidates=len(cand), min_score=min_score,
-                         signals=qs, below_threshold=below)
+    return Candidates(rows=cand, features=feats, bm25=c_lex, cosine=c_cos, matched=matched, terms=terms,
+                      signals=qs, mode=mode, note=note, model=model)

@@ -15,16 +15,15 @@ import re
 from pathlib import Path
 
 from sentinel.lazyre import lazy_compile  # compiled on first use: recall imports this module, never these
+from sentinel.memory.cards.index import PACKAGE_DIR, SHIPPED_INDEX_DIR, iter_card_file
 from sentinel.record import Record, factory
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import on the hook's recall path; annotations are strings
 if TYPE_CHECKING:
     from typing import Any
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
 SOURCE_ROOT = PACKAGE_DIR.parent
 SOURCE_CARDS_DIR = SOURCE_ROOT / "memory" / "cards"
-SHIPPED_INDEX_DIR = PACKAGE_DIR / "data" / "memory"
 
 
 class Entry(Record):
@@ -77,8 +76,6 @@ def read_jsonl(path: Path) -> list[Entry]:
     from sentinel.errors import InputError
 
     if path.suffix == ".bin":  # the cards shipped inside a built index
-        from sentinel.memory.index import iter_card_file
-
         try:
             return [Entry(str(path), n, raw=card) for n, card in enumerate(iter_card_file(path), 1)]
         except (OSError, ValueError) as exc:
@@ -102,7 +99,7 @@ def read_jsonl(path: Path) -> list[Entry]:
 
 def load_entries(files: list[Path]) -> list[Entry]:
     """Every card of the files, checked (checklist + id uniqueness across all files)."""
-    from sentinel.memory.cards import check_corpus
+    from sentinel.memory.cards.model import check_corpus
 
     entries = [e for f in files for e in read_jsonl(f)]
     parsed = [e for e in entries if not e.problems]
@@ -209,7 +206,7 @@ def _summary(text: str) -> str:
 
 def key_phrases(text: str, limit: int = 18) -> list[str]:
     """2-4 word phrases of a text, in order, distinct: the signals of a card written as prose."""
-    from sentinel.memory.text import STOP_WORDS
+    from sentinel.memory.cards.text import STOP_WORDS
 
     out: list[str] = []
     seen: set[str] = set()
@@ -310,7 +307,7 @@ def memgovern_card(key: str, value: Any, license: str | None = None, governed_by
 
 def write_governed(cards: list[dict], path: Path) -> None:
     """Write checked cards as JSONL with their computed checklist scores, atomically."""
-    from sentinel.memory.cards import check_card, checklist_scores
+    from sentinel.memory.cards.model import check_card, checklist_scores
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

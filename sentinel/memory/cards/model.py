@@ -28,12 +28,12 @@ class Tags(_Strict):
     components: list[str]
     exceptions: list[str] = Field(default_factory=list)
     rules: list[str] = Field(default_factory=list)
-    # Mechanism taxonomy tags (sentinel.memory.taxonomy) and exact-match identifiers (functions, classes, options
+    # Mechanism taxonomy tags (sentinel.memory.cards.taxonomy) and exact-match identifiers (functions, classes, options
     # the fix touched); both optional so hand-written cards without them stay valid.
     mechanisms: list[str] = Field(default_factory=list)
     identifiers: list[str] = Field(default_factory=list)
     # The source files the fix changed (repository-relative POSIX paths; learned cards): what the project's
-    # code map points a query at (sentinel.memory.codemap).
+    # code map points a query at (sentinel.memory.cards.codemap).
     files: list[str] = Field(default_factory=list)
 
 
@@ -100,15 +100,15 @@ class Card(_Strict):
         if self.tags.exceptions:
             parts.append(", ".join(self.tags.exceptions))
         if self.tags.mechanisms:
-            from sentinel.memory.taxonomy import label
+            from sentinel.memory.cards.taxonomy import label
 
             parts.append(", ".join(label(m) for m in self.tags.mechanisms))
         return ". ".join(parts)
 
     def lexical_fields(self) -> list[str]:
         """The text BM25 indexes: problem_summary + signals + tags (identifiers split into their words)."""
-        from sentinel.memory.identifiers import split_words
-        from sentinel.memory.taxonomy import label
+        from sentinel.memory.cards.identifiers import split_words
+        from sentinel.memory.cards.taxonomy import label
 
         t = self.tags
         idents = [" ".join(split_words(i)) for i in t.identifiers]
@@ -348,7 +348,7 @@ def check_card(raw: Any) -> list[str]:
         for code in _str_list(tags.get("rules"), "tags.rules", problems):
             if not RULE_CODE_RE.match(code):
                 problems.append(f"tags.rules: {code!r} is not a Sentinel rule code (SENnnn)")
-        from sentinel.memory.taxonomy import BY_TAG
+        from sentinel.memory.cards.taxonomy import BY_TAG
 
         for tag in _str_list(tags.get("mechanisms"), "tags.mechanisms", problems):
             if tag not in BY_TAG:

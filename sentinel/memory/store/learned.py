@@ -3,7 +3,8 @@
 This module is the seam between the learning pipeline (sentinel.memory.learn, owned by `learn`) and the storage
 backends (owned by `store`): the pipeline and the project's learned index talk only to the protocol below. A new
 backend — the PostgreSQL + pgvector one of issue 13 — implements `LearnedCardStore` and is returned by
-`open_learned_store` for its URL scheme; nothing in the pipeline changes. Keep the protocol small and typed.
+`sentinel.memory.store.backends.open_learned_store` for its URL scheme; nothing in the pipeline changes. Keep the
+protocol small and typed.
 
 What a backend keeps:
   - cards: governed card dicts (docs/card-format.md), by id, insert-or-replace;
@@ -28,7 +29,6 @@ from typing import Protocol
 from sentinel.errors import ConfigError
 
 SCHEMA_VERSION = 1
-ENV = "SENTINEL_LEARNED_STORE"
 
 
 @dataclass
@@ -188,29 +188,3 @@ class SQLiteLearnedCardStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def learned_store_path(config_memory, git_dir: str | None) -> str:
-    path = getattr(config_memory, "learned_path", None) or os.environ.get(ENV)
-    if path:
-        return os.path.expanduser(path)
-    if not git_dir:
-        raise ConfigError("no place for learned cards: not in a git repository (set $SENTINEL_LEARNED_STORE)")
-    return os.path.join(git_dir, "sentinel", "learned.sqlite3")
-
-
-def open_learned_store(config_memory, git_dir: str | None) -> LearnedCardStore:
-    """The configured backend: the team database (`sentinel.memory.store.cards.LearnedCards` on PostgreSQL +
-    pgvector, scoped to the project's identity) when memory.database-url / $SENTINEL_DATABASE_URL is a
-    postgresql:// URL, else the SQLite file."""
-    from sentinel.memory.location import database_url
-    from sentinel.memory.store import store_kind
-
-    url = database_url(config_memory)
-    if url and store_kind(url) == "postgres":
-        from sentinel.memory.project import project_identity
-        from sentinel.memory.store.cards import open_learned_cards
-
-        root = os.path.dirname(os.path.abspath(git_dir)) if git_dir else None
-        return open_learned_cards(config_memory, git_dir, project_identity(config_memory, root, git_dir))
-    return SQLiteLearnedCardStore(learned_store_path(config_memory, git_dir))

@@ -20,7 +20,7 @@ import builtins
 import re
 from dataclasses import dataclass, field
 
-from sentinel.memory.signature import normalize_text
+from sentinel.memory.hypotheses.signature import normalize_text
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>[\w<>.]+)', re.M)
 # pytest --tb=short / long location lines: "path/to/x.py:12: in func" and "path/to/x.py:12: ExcType"
@@ -120,7 +120,7 @@ def _add(seq: list[str], item: str | None, limit: int = 50) -> None:
 
 
 def _add_message(sig: LogSignals, msg: str) -> None:
-    from sentinel.memory.identifiers import quoted_and_numbers
+    from sentinel.memory.cards.identifiers import quoted_and_numbers
 
     msg = (msg or "").strip()
     if not msg:

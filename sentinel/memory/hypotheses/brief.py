@@ -86,7 +86,7 @@ def similar_cards(query: str, rule: str | None, config, root: str | None, k: int
     """Cards for `query` through the memory search API; (hints, note when unavailable)."""
     try:
         from sentinel import memory
-        from sentinel.memory.index import IndexMissing
+        from sentinel.memory.cards.index import IndexMissing
     except ImportError as exc:
         return [], f"similar past fixes unavailable: {exc}"
     kwargs = {"config": config} if config is not None else {}

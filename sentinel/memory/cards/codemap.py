@@ -11,7 +11,7 @@ one `git cat-file --batch`, however many files), and stored beside the index (`c
 At search time every query name — identifiers, and plain words of four letters or more — that the project
 defines votes for the files defining it, each file getting 1/(number of files defining the name); names defined
 in more than MAX_FILES files identify nothing and are skipped. Search weighs each name by how specific it is among
-the cards (sentinel.memory.index: a card's `area` is the mean over the query's defined names of specificity
+the cards (sentinel.memory.retrieval.small: a card's `area` is the mean over the query's defined names of specificity
 times the share of the name's files the card's fix touched). Pure Python, cheap to import.
 """
 
@@ -80,10 +80,9 @@ def build(files: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     return {name: sorted(paths) for name, paths in sorted(where.items()) if len(paths) <= MAX_FILES}
 
 
-def from_git(root: str, rev: str = "HEAD") -> dict[str, list[str]]:
-    """The code map of the repository tree at rev (empty when git cannot read it)."""
-    from sentinel.memory.learn.paths import role
-
+def from_git(root: str, rev: str = "HEAD", keep=None) -> dict[str, list[str]]:
+    """The code map of the repository tree at rev, over the files `keep(path)` accepts (default: every file; the
+    learner passes its source-file test); empty when git cannot read it."""
     try:
         listing = subprocess.run(["git", "-c", "core.quotepath=off", "ls-tree", "-r", "-z", "-l", rev], cwd=root,
                                  capture_output=True, timeout=120, check=False)
@@ -100,7 +99,7 @@ def from_git(root: str, rev: str = "HEAD") -> dict[str, list[str]]:
         if len(parts) < 4 or parts[1] != b"blob" or not parts[3].isdigit() or int(parts[3]) > MAX_FILE_BYTES:
             continue
         path = path_b.decode("utf-8", "replace")
-        if role(path) == "source":
+        if keep is None or keep(path):
             blobs.append((path, parts[2].decode()))
         if len(blobs) >= MAX_SOURCE_FILES:
             break
@@ -148,7 +147,7 @@ def load(index_dir: str | Path) -> dict[str, list[str]] | None:
 def query_names(text: str, identifiers: Iterable[str] = ()) -> list[str]:
     """The names of a query the code map is asked about: its identifiers (a dotted one by its last part) and
     its plain words of MIN_NAME letters or more, lower-cased, first occurrence first."""
-    from sentinel.memory.text import STOP_WORDS
+    from sentinel.memory.cards.text import STOP_WORDS
 
     names = [i.rsplit(".", 1)[-1].lower() for i in identifiers]
     names += [w.lower() for w in _WORD.findall(text) if len(w) >= MIN_NAME]

@@ -1,7 +1,7 @@
 """Read numpy's .npy files without numpy: a memoryview over the file's data.
 
 The hook's recall searches the small indexes (the bundled cards, a project's learned cards) in pure
-Python (sentinel.memory.search_small), because importing numpy costs more than the whole search. The
+Python (sentinel.memory.retrieval.small), because importing numpy costs more than the whole search. The
 index files stay the .npy files numpy writes (format 1.0-3.0: a magic string, a version, a header
 length, a header that is a Python dict literal, then the raw array in C or Fortran order); this module reads
 the little-endian 1-D and 2-D arrays of the dtypes an index holds, and refuses anything else

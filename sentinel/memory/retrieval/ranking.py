@@ -14,7 +14,7 @@ The score is a logistic model over features that do not depend on the other hits
     mechanism    1 when a mechanism inferred from the query is one of the card's
     area         how much of what the query names (through the project's code map: names -> the files defining
                  them, each name weighed by its specificity) lands on the files the card's fix touched (learned
-                 indexes only; sentinel.memory.codemap and index._area_rows), in [0, 1]
+                 indexes only; sentinel.memory.cards.codemap and retrieval.small.area_rows), in [0, 1]
 
 The coefficients are fitted by `benchmarks/calibrate_scores.py` on fix records of the repositories we tune on
 (never those we evaluate on) and ship in sentinel/data/memory-calibration.json; the file records what it was
@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from functools import lru_cache
 from pathlib import Path
 
-from sentinel.record import Record, factory
+from sentinel.record import Record
 
-CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "data" / "memory-calibration.json"
+CALIBRATION_FILE = Path(__file__).resolve().parent.parent.parent / "data" / "memory-calibration.json"
 FEATURES = ("cosine", "coverage", "identifiers", "exception", "mechanism", "area")
 IDENT_CAP = 3
 # Used only when the shipped calibration file is missing (a broken install): a conservative hand-set model.
@@ -45,47 +44,6 @@ _FALLBACK = {
 }
 DEFAULT_MIN_SCORE = 0.35
 
-_EXC_RE = re.compile(r"\b((?:[A-Za-z_]\w*\.)*[A-Za-z]\w*?(?:error|exception|warning|exit|interrupt))\b",
-                     re.IGNORECASE)
-_NOT_EXC = frozenset({"error", "exception", "warning", "exit", "interrupt", "anyerror", "noerror", "terror",
-                      "mirror", "errors"})
-
-
-class QuerySignals(Record):
-    """What a query says exactly: identifiers, exception types and the mechanisms it points at."""
-
-    identifiers: list[str] = factory(list)
-    exceptions: list[str] = factory(list)
-    mechanisms: list[str] = factory(list)
-
-    def to_json(self) -> dict:
-        return {"identifiers": self.identifiers, "exceptions": self.exceptions, "mechanisms": self.mechanisms}
-
-
-def exception_names(text: str) -> list[str]:
-    """Exception type names in text, case-insensitively (`keyerror`, `KeyError`, `http.cookies.CookieError`)."""
-    out: list[str] = []
-    for m in _EXC_RE.finditer(text):
-        name = m.group(1).rsplit(".", 1)[-1]
-        if name.lower() in _NOT_EXC or len(name) < 6:
-            continue
-        if name.lower() not in {o.lower() for o in out}:
-            out.append(name)
-    return out
-
-
-def query_signals(text: str, extra_identifiers: list[str] | None = None,
-                  exceptions: list[str] | None = None) -> QuerySignals:
-    from sentinel.memory import identifiers, taxonomy
-
-    excs = list(dict.fromkeys([*(exceptions or []), *exception_names(text)]))
-    idents = identifiers.from_text(text) + list(extra_identifiers or [])
-    # an exception name is an exception signal, not an identifier signal
-    exc_low = {e.lower() for e in excs}
-    idents = [i for i in identifiers.normalise(idents) if i not in exc_low]
-    mechs = taxonomy.infer(text, exceptions=excs, limit=3)
-    return QuerySignals(identifiers=idents[:20], exceptions=excs[:6], mechanisms=mechs)
-
 
 class Calibration(Record, frozen=True):
     hybrid: dict
@@ -93,18 +51,8 @@ class Calibration(Record, frozen=True):
     fitted_on: tuple[str, ...] = ()
     note: str = ""
 
-    def probability(self, feats: dict, lexical: bool) -> "np.ndarray":  # noqa: F821
-        import numpy as np
-
-        model = self.lexical if lexical else self.hybrid
-        z = np.full(len(next(iter(feats.values()))), float(model["intercept"]), dtype=np.float64)
-        for name, w in model["coef"].items():
-            if name in feats:
-                z += float(w) * np.asarray(feats[name], dtype=np.float64)
-        return 1.0 / (1.0 + np.exp(-z))
-
     def probabilities(self, feats: dict[str, list[float]], lexical: bool) -> list[float]:
-        """probability() over lists, without numpy (the small scorer): the same sums in the same order."""
+        """The calibrated probability of each candidate: the logistic model over its features."""
         model = self.lexical if lexical else self.hybrid
         z = [float(model["intercept"])] * len(next(iter(feats.values())))
         for name, w in model["coef"].items():
@@ -124,3 +72,25 @@ def load_calibration(path: str | None = None) -> Calibration:
         data = _FALLBACK
     return Calibration(hybrid=data["hybrid"], lexical=data["lexical"], fitted_on=tuple(data.get("fitted_on", [])),
                        note=data.get("note", ""))
+
+
+def rank(idx, cands, k: int, min_score: float):
+    """Score one index's candidates with the calibrated model and keep the k best at or above min_score (ties:
+    the lower row first) as hits; says how many fell below the threshold."""
+    from sentinel.memory.retrieval.hits import SearchResults, previews
+
+    if not cands.rows:
+        return SearchResults([], mode=cands.mode, note=cands.note, model=cands.model, min_score=min_score,
+                             signals=cands.signals)
+    n = len(cands.rows)
+    score = load_calibration().probabilities(cands.features, lexical=cands.cosine is None)
+    keep = [j for j in range(n) if score[j] >= min_score] if min_score > 0 else list(range(n))
+    below = n - len(keep)
+    order = sorted(keep, key=lambda j: (-score[j], cands.rows[j]))[:k]
+    out = previews(idx, cands, score, order)
+    note = cands.note
+    if not out and below:
+        extra = f"no similar past fix: {below} candidate(s) scored below the threshold {min_score:g}"
+        note = f"{note}; {extra}" if note else extra
+    return SearchResults(out, mode=cands.mode, note=note, model=cands.model, candidates=n, min_score=min_score,
+                         signals=cands.signals, below_threshold=below)

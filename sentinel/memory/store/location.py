@@ -1,12 +1,15 @@
-"""Where the hypothesis store lives (no database import: the hook asks this on every run)."""
+"""Where the stores live: the hypothesis store and the learned cards (SQLite files under the clone's git dir,
+or the team database). No database import: the hook asks this on every run."""
 
 from __future__ import annotations
 
 import os
 
 from sentinel.errors import ConfigError
+from sentinel.memory.store import StoreError
 
 DATABASE_URL_ENV = "SENTINEL_DATABASE_URL"
+LEARNED_ENV = "SENTINEL_LEARNED_STORE"
 
 
 def database_url(config_memory) -> str | None:
@@ -16,8 +19,6 @@ def database_url(config_memory) -> str | None:
 
 def store_target(config_memory, git_dir: str | None) -> tuple[str, str]:
     """("postgres", URL) for a team database, else ("sqlite", PATH) — see :func:`store_location`."""
-    from sentinel.memory.store import store_kind
-
     url = database_url(config_memory)
     if url and store_kind(url) == "postgres":
         return "postgres", url
@@ -36,3 +37,29 @@ def store_location(config_memory, git_dir: str | None) -> str:
     if not git_dir:
         raise ConfigError("no hypothesis store location: not in a git repository and memory.store-path is not set")
     return os.path.join(git_dir, "sentinel", "hypotheses.sqlite3")
+
+
+def store_kind(url: str | None) -> str:
+    """'postgres' or 'sqlite' for a configured database URL (None: the default SQLite file)."""
+    if not url:
+        return "sqlite"
+    scheme = url.split(":", 1)[0].lower()
+    if scheme in ("postgresql", "postgres") or scheme.startswith("postgresql+"):
+        return "postgres"
+    if scheme == "sqlite":
+        return "sqlite"
+    from sentinel.memory.store.dburl import redact_url
+
+    raise StoreError(f"memory.database-url: unsupported scheme {scheme!r} in {redact_url(url)} "
+                     "(use postgresql://... or sqlite:///PATH)")
+
+
+def learned_store_path(config_memory, git_dir: str | None) -> str:
+    """The SQLite file of the project's learned cards: memory.learned-path, $SENTINEL_LEARNED_STORE, else
+    <git-dir>/sentinel/learned.sqlite3."""
+    path = getattr(config_memory, "learned_path", None) or os.environ.get(LEARNED_ENV)
+    if path:
+        return os.path.expanduser(path)
+    if not git_dir:
+        raise ConfigError("no place for learned cards: not in a git repository (set $SENTINEL_LEARNED_STORE)")
+    return os.path.join(git_dir, "sentinel", "learned.sqlite3")

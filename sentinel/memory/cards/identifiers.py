@@ -53,7 +53,7 @@ def is_codeish(word: str) -> bool:
 
 
 def _keep(name: str) -> bool:
-    from sentinel.memory.text import STOP_WORDS
+    from sentinel.memory.cards.text import STOP_WORDS
 
     low = name.lower()
     return len(name) >= 3 and low not in COMMON and low not in STOP_WORDS and not low.isdigit()
@@ -131,4 +131,22 @@ def _dedupe(items) -> list[str]:
         if k not in seen:
             seen.add(k)
             out.append(x)
+    return out
+
+
+_EXC_RE = re.compile(r"\b((?:[A-Za-z_]\w*\.)*[A-Za-z]\w*?(?:error|exception|warning|exit|interrupt))\b",
+                     re.IGNORECASE)
+_NOT_EXC = frozenset({"error", "exception", "warning", "exit", "interrupt", "anyerror", "noerror", "terror",
+                      "mirror", "errors"})
+
+
+def exception_names(text: str) -> list[str]:
+    """Exception type names in text, case-insensitively (`keyerror`, `KeyError`, `http.cookies.CookieError`)."""
+    out: list[str] = []
+    for m in _EXC_RE.finditer(text):
+        name = m.group(1).rsplit(".", 1)[-1]
+        if name.lower() in _NOT_EXC or len(name) < 6:
+            continue
+        if name.lower() not in {o.lower() for o in out}:
+            out.append(name)
     return out

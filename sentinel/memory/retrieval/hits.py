@@ -1,12 +1,12 @@
-"""What a memory search returns (Preview, SearchResults) and the parts of a search shared by the dense
-(numpy) and the small (pure Python) scorers: where a card comes from, its signals worth showing, and the
-embedder a query uses. Imports no numpy."""
+"""What flows between the stages of a search and what it returns: the candidates of one index with their
+features (Candidates: what the small and the dense scorer produce), and the hits (Preview, SearchResults) the
+ranking stage makes of them — where a card comes from, its signals worth showing. Imports no numpy."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from sentinel.memory.text import tokenize
+from sentinel.memory.cards.text import tokenize
 from sentinel.record import Record, factory
 
 TYPE_CHECKING = False  # typing costs ~2 ms to import on the hook's recall path; annotations are strings
@@ -14,6 +14,27 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROJECT_SOURCES = frozenset({"learned", "imported"})
+
+
+class Candidates(Record):
+    """The cards a query reaches in one index (rows ascending) with, by position, the features the calibrated
+    model scores, the raw BM25 and cosine, and the exact signals each one matched; mode/note/model say how the
+    search ran (a note when it was degraded or found nothing)."""
+
+    rows: list[int] = factory(list)
+    features: dict = factory(dict)
+    bm25: list[float] = factory(list)
+    cosine: list[float] | None = None
+    matched: dict = factory(dict)
+    terms: list[str] = factory(list)
+    signals: Any = None
+    mode: str = "hybrid"
+    note: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def empty(cls, mode: str, note: str | None, model: str | None, signals: Any) -> Candidates:
+        return cls(mode=mode, note=note, model=model, signals=signals)
 
 
 class Preview(Record):
@@ -110,3 +131,20 @@ def provenance_of(card: dict) -> dict:
 
 def source_of(card: dict) -> str:
     return "project" if card.get("provenance", {}).get("source") in PROJECT_SOURCES else "bundled"
+
+
+def previews(idx: Any, cands: Candidates, score: list[float], order: list[int]) -> list[Preview]:
+    """The hits at the candidate positions `order`, each read from the index once."""
+    qterms = set(cands.terms)
+    c_cos = cands.cosine
+    out = []
+    for j, card in zip(order, idx.cards([cands.rows[j] for j in order])):
+        out.append(Preview(
+            id=card["id"], score=round(score[j], 4), problem_summary=card["problem_summary"],
+            top_signals=top_signals(card.get("signals", []), qterms),
+            cosine=None if c_cos is None else round(c_cos[j], 4), bm25=round(cands.bm25[j], 4),
+            language=card.get("tags", {}).get("language", ""), source=source_of(card),
+            provenance=provenance_of(card), matched=cands.matched.get(j, {}),
+            coverage=round(cands.features["coverage"][j], 4),
+            features={name: round(v[j], 4) for name, v in cands.features.items()}))
+    return out
