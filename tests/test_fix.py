@@ -99,9 +99,10 @@ def test_bare_except_becomes_except_exception_or_base_exception_when_it_reraises
     fp = after(plan, "net/fetch.py")
     assert fp.after == RETRY.replace("        except:  # the", "        except Exception:  # the").replace(
         "        except:\n            self.broken", "        except BaseException:\n            self.broken")
-    assert [fx.finding.line for fx in fp.fixes] == [18, 9]  # bottom-up
-    assert "hands the exception on" in fp.fixes[0].description
-    assert fp.fixes[1].edits[0].first_line == fp.fixes[1].edits[0].last_line == 9  # one line each
+    assert [fx.finding.line for fx in fp.fixes] == [9, 18]  # in the order of the file
+    assert "hands the exception on" in fp.fixes[1].description
+    assert fp.fixes[0].edits[0].first_line == fp.fixes[0].edits[0].last_line == 9  # one line each
+    assert fp.fixes[1].edits[0].first_line == fp.fixes[1].edits[0].last_line == 18
     assert regate(repo, fp) == []
 
 

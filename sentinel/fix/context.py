@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
+from sentinel.fix.model import NotFixable
+
 BOM = "\ufeff"
 
 
@@ -19,9 +21,21 @@ class FixContext:
         self._read = read
         self.unsafe = unsafe  # --unsafe-fixes: a fixer may choose a variant that is unsafe here
         self._sources: dict[str, str | None] = {}
-        # While fixes are chained, imports they need are added once at the end (an import inserted at
-        # the top would move every finding below it); None: add them at once.
-        self.pending_imports: set[str] | None = None
+        self._memo: dict[str, object] = {}
+
+    def memo(self, key: str, compute: Callable[[], object]):
+        """What `compute` returns for this file, computed once: facts every fix of the file shares (its
+        tree, its layout), so that planning is linear in the file however many findings it has. A reason
+        not to fix (NotFixable) is kept as well and raised again."""
+        if key not in self._memo:
+            try:
+                self._memo[key] = compute()
+            except NotFixable as exc:
+                self._memo[key] = exc
+        value = self._memo[key]
+        if isinstance(value, NotFixable):
+            raise value
+        return value
 
     def read(self, path: str) -> str | None:
         """Another file of the repository, from the same snapshot as the checked content (None: absent)."""
@@ -52,12 +66,6 @@ def python_tree(text: str) -> ast.AST | None:
         return ast.parse(text[1:] if text.startswith(BOM) else text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-
-
-def same_python(before: str, after: str) -> bool:
-    """Do both texts parse to the same AST (positions aside)? Layout fixes must keep it so."""
-    a, b = python_tree(before), python_tree(after)
-    return a is not None and b is not None and ast.dump(a) == ast.dump(b)
 
 
 def finding_lines(finding, count: int) -> range:

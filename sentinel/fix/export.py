@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from sentinel.fix.context import body_and_ending, lines_of
 from sentinel.fix.model import Edit, Fix, Plan
+from sentinel.fix.splice import Lines
 from sentinel.record import Record
 
 _BACKTICKS = re.compile(r"`{3,}")
@@ -22,21 +23,22 @@ def _uri(path: str) -> str:
     return quote(path.replace(os.sep, "/").lstrip("/"), safe="/-._~!$&'()*+,;=@")
 
 
-def _region(edit: Edit, lines: list[str]) -> dict:
+def _region(edit: Edit, lines: Lines) -> dict:
     """The replaced lines as a SARIF region (columns in code points, line endings included)."""
     first, last = edit.first_line, edit.last_line
+    count = len(lines)
     if last < first:  # an insertion before line `first`: an empty region at its start
-        if first <= len(lines):
+        if first <= count:
             return {"startLine": first, "startColumn": 1, "endLine": first, "endColumn": 1}
-        end = len(lines[-1]) + 1 if lines else 1
-        return {"startLine": max(len(lines), 1), "startColumn": end, "endLine": max(len(lines), 1), "endColumn": end}
-    if last < len(lines):
+        end = len(lines.line(count)) + 1 if count else 1
+        return {"startLine": max(count, 1), "startColumn": end, "endLine": max(count, 1), "endColumn": end}
+    if last < count:
         return {"startLine": first, "startColumn": 1, "endLine": last + 1, "endColumn": 1}
-    return {"startLine": first, "startColumn": 1, "endLine": last, "endColumn": len(lines[last - 1]) + 1}
+    return {"startLine": first, "startColumn": 1, "endLine": last, "endColumn": len(lines.line(last)) + 1}
 
 
-def sarif_fix(fix: Fix, path: str, before: str) -> dict:
-    lines = lines_of(before)
+def sarif_fix(fix: Fix, path: str, before: str | Lines) -> dict:
+    lines = before if isinstance(before, Lines) else Lines(before)
     replacements = [{"deletedRegion": _region(e, lines), "insertedContent": {"text": e.text}} for e in fix.edits]
     text = fix.description + (" [unsafe: review before applying]" if fix.safety == "unsafe" else "")
     return {"description": {"text": text},
@@ -54,8 +56,13 @@ def carries_secret(fix: Fix) -> bool:
 
 def sarif_fixes(plan: Plan) -> dict[int, list[dict]]:
     """id(finding) -> the SARIF ``fixes`` of its result (none for a fix whose text holds a secret)."""
-    return {id(fx.finding): [sarif_fix(fx, fp.path, fp.before)] for fp in plan.files for fx in fp.fixes
-            if not carries_secret(fx)}
+    out = {}
+    for fp in plan.files:
+        lines = Lines(fp.before)  # once per file: a file's thousands of fixes share it
+        for fx in fp.fixes:
+            if not carries_secret(fx):
+                out[id(fx.finding)] = [sarif_fix(fx, fp.path, lines)]
+    return out
 
 
 class Suggestion(Record):

@@ -1,17 +1,21 @@
 """Layout fixes, as plain text: trailing whitespace (SEN205), line endings (SEN204), indentation (SEN201).
 
-None changes the number of lines, and each touches only the lines of its finding. Whitespace inside a
-multi-line string is part of its value, so a line whose ending (or start) lies inside a string is left
-alone; in Python every result must parse to the same AST as before, or the fix is refused.
+None changes the number of lines, and each touches only the lines of its finding: a fix is the spans of
+those lines it rewrites, computed from facts about the file read once (FileLayout), so a file's thousands
+of findings cost one pass over it. Whitespace inside a multi-line string is part of its value, so a line
+whose ending (or start) lies inside a string is left alone; in Python the planner checks that the fixes
+leave the file's AST as it was, or refuses them.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from sentinel.checks.style import indentation_style
-from sentinel.fix.context import FixContext, body_and_ending, finding_lines, lines_of, same_python
-from sentinel.fix.model import NotFixable
+from sentinel.fix.context import FixContext, body_and_ending, finding_lines
+from sentinel.fix.model import NotFixable, Outcome
+from sentinel.fix.splice import Lines, Span
 from sentinel.languages import SLASH_COMMENT
 from sentinel.lexer import lex
 
@@ -45,11 +49,10 @@ _OTHER_LITERALS = {
 }
 
 
-def _unmodeled_literal(text: str, language: str) -> str | None:
+def _unmodeled_literal(lexed, language: str) -> str | None:
     """Why whitespace in this file may belong to a literal the lexer does not see, or None."""
     if language in ("python", "go"):
         return None  # Python: every result is checked against the AST; Go: modelled in full
-    lexed = lex(text, language)
     quotes = _QUOTE_RUNS_ON.get(language, "")
     other = _OTHER_LITERALS.get(language)
     for n in range(1, len(lexed.code)):
@@ -62,65 +65,49 @@ def _unmodeled_literal(text: str, language: str) -> str | None:
     return None
 
 
-def _refuse_literals(text: str, ctx: FixContext) -> None:
-    why = _unmodeled_literal(text, ctx.language)
-    if why:
-        raise NotFixable(f"{why}: whitespace there may be part of a value, not layout")
+class FileLayout:
+    """What the layout fixes of one file need, read once however many findings it has: its lines, the
+    lines inside strings, a reason no layout fix may touch it, its line endings and indentation."""
+
+    def __init__(self, text: str, ctx: FixContext):
+        self.ctx = ctx
+        self.lines = Lines(text)
+        self.lexed = lex(text, ctx.language)
+        self.inner = self.lexed.string_inner
+        why = _unmodeled_literal(self.lexed, ctx.language)
+        self.refusal = f"{why}: whitespace there may be part of a value, not layout" if why else None
+        self._endings: tuple[list[str], int, int] | None = None
+        self._indent: tuple | None = None
+
+    def body_and_ending(self, n: int) -> tuple[str, str]:
+        return body_and_ending(self.lines.line(n))
+
+    def endings(self) -> tuple[list[str], int, int]:
+        """(each line's ending, how many lines end in CRLF, how many in LF)."""
+        if self._endings is None:
+            endings = [self.body_and_ending(n)[1] for n in range(1, len(self.lines) + 1)]
+            self._endings = (endings, endings.count("\r\n"), endings.count("\n"))
+        return self._endings
+
+    def indentation(self) -> tuple:
+        """(style, {line: width} of the space-indented lines that say what the step is, their widths counted)."""
+        if self._indent is None:
+            stripped = [(n, self.body_and_ending(n)[0]) for n in range(1, len(self.lines) + 1)]
+            allow_tab8 = self.ctx.language not in ("python", "yaml")
+            added = self.ctx.added
+            style = indentation_style(((n, ln) for n, ln in stripped if n not in added), allow_tab8, mixed_share=0.25)
+            if style is None:
+                style = indentation_style(((n, ln) for n, ln in stripped if n in added), allow_tab8)
+            widths = _indent_widths(stripped, self.inner)
+            self._indent = (style, widths, Counter(widths.values()))
+        return self._indent
 
 
-def _finish(ctx: FixContext, before: str, lines: list[str], what: str) -> str:
-    after = "".join(lines)
-    if after == before:
-        raise NotFixable(f"no line of the finding could be {what} safely")
-    if ctx.language == "python" and not same_python(before, after):
-        raise NotFixable("the file does not parse to the same code after the fix")
-    return after
-
-
-def trailing_whitespace(text: str, finding, ctx: FixContext) -> tuple[str, str]:
-    if ctx.language in _TRAILING_SIGNIFICANT:
-        raise NotFixable(f"trailing whitespace can be significant in {ctx.language} files")
-    _refuse_literals(text, ctx)
-    lines = lines_of(text)
-    inner = lex(text, ctx.language).string_inner
-    for n in finding_lines(finding, len(lines)):
-        if n + 1 in inner:
-            continue  # the line break is inside a string: the spaces belong to its value
-        body, ending = body_and_ending(lines[n - 1])
-        kept = body.rstrip(" \t")
-        if kept.endswith("\\"):
-            continue  # "\ " escapes the space (shell) or would turn into a line continuation
-        if ctx.language == "xml" and kept and not kept.endswith(">"):
-            continue  # after text, the spaces are part of an XML text node's value
-        lines[n - 1] = kept + ending
-    return _finish(ctx, text, lines, "stripped"), "strip trailing whitespace"
-
-
-def line_endings(text: str, finding, ctx: FixContext) -> tuple[str, str]:
-    _refuse_literals(text, ctx)
-    lines = lines_of(text)
-    span = set(finding_lines(finding, len(lines)))
-    endings = [body_and_ending(ln)[1] for n, ln in enumerate(lines, 1) if n not in span]
-    crlf, lf = endings.count("\r\n"), endings.count("\n")
-    if crlf == lf:
-        raise NotFixable("the file has no majority line ending to convert to")
-    want = "\r\n" if crlf > lf else "\n"
-    inner = lex(text, ctx.language).string_inner
-    for n in sorted(span):
-        body, ending = body_and_ending(lines[n - 1])
-        if ending and ending != want and n + 1 not in inner:
-            lines[n - 1] = body + want
-    label = "CRLF" if want == "\r\n" else "LF"
-    return _finish(ctx, text, lines, "converted"), f"end the line(s) in {label}, as the rest of the file"
-
-
-def _indent_unit(lines: list[str], skip: set[int]) -> int | None:
-    """The file's indentation step in spaces: its shallowest space indentation, provided (nearly) every
-    space-indented line is a multiple of it. None when the file does not say."""
-    counts: list[int] = []
+def _indent_widths(stripped: list[tuple[int, str]], skip: set[int]) -> dict[int, int]:
+    """Line -> indentation width of every space-indented line that counts towards the file's step."""
+    widths: dict[int, int] = {}
     prev = ""
-    for n, raw in enumerate(lines, 1):
-        line = body_and_ending(raw)[0]
+    for n, line in stripped:
         continued = prev.rstrip().endswith(_CONTINUES)
         prev = line
         if n in skip or continued or not line.startswith(" "):
@@ -128,13 +115,69 @@ def _indent_unit(lines: list[str], skip: set[int]) -> int | None:
         body = line.lstrip(" ")
         if not body or body[0] in "*\t":
             continue
-        counts.append(len(line) - len(body))
-    if not counts:
+        widths[n] = len(line) - len(body)
+    return widths
+
+
+def _indent_unit(counts: Counter) -> int | None:
+    """The file's indentation step in spaces: its shallowest space indentation, provided (nearly) every
+    space-indented line is a multiple of it. None when the file does not say."""
+    present = [w for w, c in counts.items() if c > 0]
+    if not present:
         return None
-    unit = min(counts)
-    if unit not in (2, 3, 4, 8) or sum(1 for c in counts if c % unit == 0) < 0.9 * len(counts):
+    unit = min(present)
+    total = sum(counts.values())
+    if unit not in (2, 3, 4, 8) or sum(c for w, c in counts.items() if w % unit == 0) < 0.9 * total:
         return None
     return unit
+
+
+def _changed(spans: list[Span], what: str) -> list[Span]:
+    if not spans:
+        raise NotFixable(f"no line of the finding could be {what} safely")
+    return spans
+
+
+def trailing_whitespace(layout: FileLayout, finding) -> tuple[list[Span], str]:
+    ctx = layout.ctx
+    if ctx.language in _TRAILING_SIGNIFICANT:
+        raise NotFixable(f"trailing whitespace can be significant in {ctx.language} files")
+    if layout.refusal:
+        raise NotFixable(layout.refusal)
+    spans = []
+    for n in finding_lines(finding, len(layout.lines)):
+        if n + 1 in layout.inner:
+            continue  # the line break is inside a string: the spaces belong to its value
+        body, _ = layout.body_and_ending(n)
+        kept = body.rstrip(" \t")
+        if kept == body or kept.endswith("\\"):
+            continue  # "\ " escapes the space (shell) or would turn into a line continuation
+        if ctx.language == "xml" and kept and not kept.endswith(">"):
+            continue  # after text, the spaces are part of an XML text node's value
+        start = layout.lines.start(n)
+        spans.append((start + len(kept), start + len(body), ""))
+    return _changed(spans, "stripped"), "strip trailing whitespace"
+
+
+def line_endings(layout: FileLayout, finding) -> tuple[list[Span], str]:
+    if layout.refusal:
+        raise NotFixable(layout.refusal)
+    endings, crlf, lf = layout.endings()
+    span = finding_lines(finding, len(layout.lines))
+    for n in span:  # the majority of the other lines
+        crlf -= endings[n - 1] == "\r\n"
+        lf -= endings[n - 1] == "\n"
+    if crlf == lf:
+        raise NotFixable("the file has no majority line ending to convert to")
+    want = "\r\n" if crlf > lf else "\n"
+    spans = []
+    for n in span:
+        ending = endings[n - 1]
+        if ending and ending != want and n + 1 not in layout.inner:
+            end = layout.lines.end(n)
+            spans.append((end - len(ending), end, want))
+    label = "CRLF" if want == "\r\n" else "LF"
+    return _changed(spans, "converted"), f"end the line(s) in {label}, as the rest of the file"
 
 
 def _columns(ws: str) -> int:
@@ -150,19 +193,22 @@ def _columns(ws: str) -> int:
 _REINDENTABLE = frozenset(SLASH_COMMENT | {"python"})
 
 
-def indentation(text: str, finding, ctx: FixContext) -> tuple[str, str]:
+def indentation(layout: FileLayout, finding) -> tuple[list[Span], str]:
+    ctx = layout.ctx
     if ctx.language not in _REINDENTABLE:
         raise NotFixable(f"indentation can be significant in {ctx.language} files")
-    _refuse_literals(text, ctx)
-    lines = lines_of(text)
-    stripped = [(n, body_and_ending(ln)[0]) for n, ln in enumerate(lines, 1)]
-    allow_tab8 = ctx.language not in ("python", "yaml")
-    style = indentation_style(((n, ln) for n, ln in stripped if n not in ctx.added), allow_tab8, mixed_share=0.25)
-    if style is None:
-        style = indentation_style(((n, ln) for n, ln in stripped if n in ctx.added), allow_tab8)
-    inner = lex(text, ctx.language).string_inner
+    if layout.refusal:
+        raise NotFixable(layout.refusal)
+    style, widths, counts = layout.indentation()
+    lines = finding_lines(finding, len(layout.lines))
     if style == "space":
-        unit = _indent_unit(lines, set(finding_lines(finding, len(lines))) | inner)
+        # the step is read from the other lines: this finding's own are what is wrong with it
+        own = [widths[n] for n in lines if n in widths]
+        counts.subtract(own)
+        try:
+            unit = _indent_unit(counts)
+        finally:
+            counts.update(own)
         if unit is None:
             raise NotFixable("the file's indentation step cannot be told from its other lines")
         describe = f"indent with spaces ({unit} per tab), as the rest of the file"
@@ -171,18 +217,43 @@ def indentation(text: str, finding, ctx: FixContext) -> tuple[str, str]:
         describe = "write every 8 columns of indentation as a tab, as the rest of the file"
     else:
         raise NotFixable("converting spaces to tabs needs a tab width the file does not state")
-    for n in finding_lines(finding, len(lines)):
-        if n in inner:
+    spans = []
+    for n in lines:
+        if n in layout.inner:
             continue
-        body, ending = body_and_ending(lines[n - 1])
+        body, _ = layout.body_and_ending(n)
         code = body.lstrip(" \t")
         ws = body[:len(body) - len(code)]
         if not code:
             continue
         if style == "space" and "\t" in ws:
-            ws = ws.replace("\t", " " * unit)
+            new = ws.replace("\t", " " * unit)
         elif style == "tab8":
             cols = _columns(ws)
-            ws = "\t" * (cols // 8) + " " * (cols % 8)
-        lines[n - 1] = ws + code + ending
-    return _finish(ctx, text, lines, "re-indented"), describe
+            new = "\t" * (cols // 8) + " " * (cols % 8)
+        else:
+            continue
+        if new != ws:
+            start = layout.lines.start(n)
+            spans.append((start, start + len(ws), new))
+    return _changed(spans, "re-indented"), describe
+
+
+def batch(rule_fix):
+    """A layout fix for every finding of a file: (text, findings, ctx) -> one result per finding, the file
+    read once for all of them."""
+    def run(text: str, findings: list, ctx: FixContext) -> list:
+        layout = ctx.memo("layout", lambda: FileLayout(text, ctx))
+        out = []
+        for f in findings:
+            try:
+                spans, description = rule_fix(layout, f)
+            except NotFixable as exc:
+                out.append(exc)
+                continue
+            out.append(Outcome(spans=spans, description=description))
+        return out
+
+    run.__name__ = rule_fix.__name__
+    run.__doc__ = rule_fix.__doc__
+    return run

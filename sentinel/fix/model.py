@@ -10,6 +10,15 @@ class NotFixable(Exception):
     """A fixer declines: the reason says why (shown to the user)."""
 
 
+class Outcome(Record):
+    """What a fixer does for one finding: spans of the checked text it replaces (see fix/splice.py)."""
+
+    spans: list  # [(start, end, replacement)] in characters of the checked text
+    description: str  # what the fix does, one line
+    safety: str | None = None  # this one fix's safety when it is less than its rule's
+    imports: frozenset = frozenset()  # modules it needs imported (added once per file)
+
+
 class Edit(Record):
     """One hunk of a fix, as a replacement of whole lines of the file as checked."""
 
@@ -32,6 +41,8 @@ class FilePlan(Record):
     fixes: list[Fix] = factory(list)
     # Findings a fixer exists for but that were left as they are, and why.
     not_fixed: list[tuple[Finding, str]] = factory(list)
+    # The spans of the checked text the fixes replace, all together (after = before with these applied).
+    spans: list = factory(list)
     # The working-tree bytes the plan was made from (None: not read, e.g. a preview): `write` replaces the
     # file only while it still holds exactly these.
     on_disk: bytes | None = None

@@ -5,19 +5,26 @@ to files whose working-tree content is byte for byte what was checked: writing a
 staged blob over a file with unstaged edits would destroy those edits. Such files are refused, and the
 plan says why.
 
-Order inside a file: the layout fixes first (they never change the number of lines), then the libcst
-fixes from the bottom of the file up, so that every fixer finds its finding at the line the gate
-reported. Each fix is also computed alone against the checked text: that is the edit SARIF and review
-suggestions show.
+Every fix is computed once, against the checked text, as spans of it (sentinel/fix/splice.py): alone, that
+is the edit SARIF and review suggestions show; together, the spans of all fixes make the fixed file. A fixer
+gets all of its rule's findings in a file at once and reads the file once for them, so planning is linear in
+the file and its findings (it was quadratic: 600 functions with a bare except and a trailing space took
+346 s). Layout fixes go first: a fix whose spans overlap an earlier one's is refused. In Python the layout
+fixes together must leave the AST as it was and all fixes together must parse; when they do not, halves are
+checked until the fixes at fault are found.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 
-from sentinel.fix.context import FixContext, lines_of, python_tree, same_python
-from sentinel.fix.model import Edit, FilePlan, Fix, NotFixable, Plan
+from sentinel.fix import splice
+from sentinel.fix.context import FixContext, python_tree
+from sentinel.fix.model import FilePlan, Fix, NotFixable, Outcome, Plan
+from sentinel.fix.splice import Lines, apply, difference, line_edits
 from sentinel.models import Finding
+from sentinel.record import Record
 
 # Layout fixes keep line numbers; structural ones may not and run bottom-up after them.
 _LAYOUT = ("SEN201", "SEN204", "SEN205")
@@ -30,13 +37,16 @@ _STRUCTURAL = {"SEN301": ("python", "bare_except"), "SEN203": ("wildcard", "expl
 
 
 def fixers() -> dict:
-    """Rule code -> fixer(text, finding, ctx) -> (new text, description). libcst loads here, when fixing;
-    without it the layout fixes still work and the others say what to install."""
+    """Rule code -> fixer(text, findings, ctx) -> for each finding an Outcome (the spans of `text` its fix
+    replaces) or the NotFixable saying why not; a fixer raises NotFixable when no finding of the file can be
+    fixed. libcst loads here, when fixing; without it the layout fixes still work and the others say what
+    to install."""
     import importlib
 
     from sentinel.fix import layout
 
-    table = {"SEN201": layout.indentation, "SEN204": layout.line_endings, "SEN205": layout.trailing_whitespace}
+    table = {"SEN201": layout.batch(layout.indentation), "SEN204": layout.batch(layout.line_endings),
+             "SEN205": layout.batch(layout.trailing_whitespace)}
     for code, (module, name) in _STRUCTURAL.items():
         try:
             table[code] = getattr(importlib.import_module(f"sentinel.fix.{module}"), name)
@@ -47,7 +57,7 @@ def fixers() -> dict:
     return table
 
 
-def _needs_libcst(text, finding, ctx):
+def _needs_libcst(text, findings, ctx):
     raise NotFixable(NEEDS_LIBCST)
 
 
@@ -147,87 +157,176 @@ def _root(root: str | None) -> str:
     return os.path.realpath(root or os.getcwd())
 
 
-def _plan_file(text: str, findings: list[Finding], ctx: FixContext, table: dict, safety: dict) -> FilePlan:
-    fp = FilePlan(path=ctx.path, before=text, after=text)
-    layout = sorted((f for f in findings if f.rule in _LAYOUT), key=lambda f: f.line)
-    structural = sorted((f for f in findings if f.rule not in _LAYOUT), key=lambda f: -f.line)
-    needed: set[str] = set()
-    current = text
-    for group in (layout, structural):
-        stage_start, stage_fixes = current, []
-        for f in group:
-            try:
-                ctx.pending_imports = None
-                alone, description, level = _run(table[f.rule], text, f, ctx, safety[f.rule])
-                ctx.pending_imports = set()
-                current = _run(table[f.rule], current, _moved(f, text, current), ctx, level)[0]
-                needed |= ctx.pending_imports
-            except NotFixable as exc:
-                fp.not_fixed.append((f, str(exc)))
-                continue
-            stage_fixes.append(Fix(finding=f, safety=level, description=description,
-                                   edits=edits_between(text, alone)))
-        if needed:
-            from sentinel.fix.python import add_imports
+class _Proposed(Record):
+    finding: Finding
+    outcome: Outcome
+    safety: str
+    layout: bool
 
-            current, needed = add_imports(current, needed), set()
-        if not _stage_ok(ctx, group is layout, stage_start, current):
-            fp.not_fixed.extend((fx.finding, "the fixes together would change the code") for fx in stage_fixes)
-            current, stage_fixes = stage_start, []
-        fp.fixes.extend(stage_fixes)
-    fp.after = current
+
+def _plan_file(text: str, findings: list[Finding], ctx: FixContext, table: dict, safety: dict) -> FilePlan:
+    """Every fix of one file against the checked text, each computed once: fixers get all of a rule's
+    findings together and return spans of the text (sentinel/fix/splice.py), which compose without
+    re-running any fixer on a result. Linear in the file and its findings."""
+    fp = FilePlan(path=ctx.path, before=text, after=text)
+    by_rule: dict[str, list[Finding]] = {}
+    for f in sorted(findings, key=lambda f: (f.rule not in _LAYOUT, f.line, f.column or 0)):
+        by_rule.setdefault(f.rule, []).append(f)
+    proposed: list[_Proposed] = []
+    for rule, group in by_rule.items():
+        try:
+            results = table[rule](text, group, ctx)
+        except NotFixable as exc:
+            results = [exc] * len(group)
+        for f, result in zip(group, results):
+            if isinstance(result, NotFixable):
+                fp.not_fixed.append((f, str(result)))
+            else:
+                proposed.append(_Proposed(finding=f, outcome=result, safety=result.safety or safety[rule],
+                                          layout=rule in _LAYOUT))
+    proposed.sort(key=lambda p: (not p.layout, p.finding.line, p.finding.column or 0))
+    accepted = _without_overlaps(proposed, fp)
+    imports = _Imports(text)
+    layout, structural = [p for p in accepted if p.layout], [p for p in accepted if not p.layout]
+    if ctx.language == "python":
+        layout = _verified(layout, fp, _keeps_code(text), "the file does not parse to the same code after the fix")
+        kept = [s for p in layout for s in p.outcome.spans]
+
+        def parses(chosen: list[_Proposed]) -> bool:
+            return python_tree(apply(text, kept + _spans(chosen, imports))) is not None
+
+        structural = _verified(structural, fp, parses, "the fixed file would not parse")
+    chosen = layout + structural
+    if not chosen:
+        return fp
+    lines = ctx.memo("lines", lambda: Lines(text))
+    for p in chosen:
+        own = list(p.outcome.spans) + imports.spans(p.outcome.imports)
+        fp.fixes.append(Fix(finding=p.finding, safety=p.safety, description=p.outcome.description,
+                            edits=line_edits(lines, own)))
+    fp.spans = _spans(chosen, imports)
+    fp.after = apply(text, fp.spans)
     return fp
 
 
-def _run(fixer, text: str, f: Finding, ctx: FixContext, level: str) -> tuple[str, str, str]:
-    """(new text, description, safety): a fixer may return a third item, the safety of this one fix when it
-    is less than its rule's (a rule whose fix is safe in general, unsafe in this file)."""
-    out = fixer(text, f, ctx)
-    return (out[0], out[1], out[2]) if len(out) == 3 else (out[0], out[1], level)
+def _spans(chosen: list[_Proposed], imports: "_Imports") -> list:
+    """The spans of these fixes together: each once (two findings of one fix share it), imports added once."""
+    spans = list(dict.fromkeys(s for p in chosen for s in p.outcome.spans))
+    needed = frozenset().union(*(p.outcome.imports for p in chosen))
+    return spans + imports.spans(needed)
 
 
-def _moved(f: Finding, original: str, current: str) -> Finding:
-    """The finding where it now is: a layout fix may have re-indented its line (structural fixes run
-    bottom-up and add imports last, so the line itself has not moved)."""
-    if f.column is None or not f.line:
-        return f
-    before, after = lines_of(original), lines_of(current)
-    if f.line > min(len(before), len(after)):
-        return f
-    old, new = before[f.line - 1], after[f.line - 1]
-    shift = (len(new) - len(new.lstrip(" \t"))) - (len(old) - len(old.lstrip(" \t")))
-    if not shift:
-        return f
-    return Finding(**{**{name: getattr(f, name) for name in Finding._fields}, "column": f.column + shift})
+class _Imports:
+    """The span that adds `import X` statements to the checked text, computed once per set of modules."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._spans: dict[frozenset, list] = {}
+
+    def spans(self, modules: frozenset) -> list:
+        if not modules:
+            return []
+        if modules not in self._spans:
+            from sentinel.fix.python import add_imports
+
+            try:
+                self._spans[modules] = [difference(self.text, add_imports(self.text, set(modules)))]
+            except NotFixable:
+                self._spans[modules] = []
+        return self._spans[modules]
 
 
-def _stage_ok(ctx: FixContext, layout: bool, before: str, after: str) -> bool:
-    if ctx.language != "python" or before == after:
-        return True
-    if layout and python_tree(before) is not None:
-        return same_python(before, after)
-    return python_tree(after) is not None
+def _conflict(a: tuple, b: tuple) -> bool:
+    """Do two spans overlap (an insertion at the edge of a replacement does not; two at one point do)?"""
+    if a == b:
+        return False
+    (s1, e1, _), (s2, e2, _) = a, b
+    if s1 == e1 and s2 == e2:
+        return s1 == s2
+    if s1 == e1:
+        return s2 < s1 < e2
+    if s2 == e2:
+        return s1 < s2 < e1
+    return s1 < e2 and s2 < e1
 
 
-def edits_between(before: str, after: str) -> list[Edit]:
-    import difflib
+def _without_overlaps(proposed: list[_Proposed], fp: FilePlan) -> list[_Proposed]:
+    """The fixes whose spans overlap no earlier fix's (layout first, then by line): two fixes rewriting the
+    same characters cannot both apply. Spans taken are kept sorted; as they never overlap, a new one can
+    only clash with its two neighbours."""
+    import bisect
 
-    a, b = lines_of(before), lines_of(after)
-    edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            edits.append(Edit(first_line=i1 + 1, last_line=i2, text="".join(b[j1:j2])))
-    return edits
+    taken: list[tuple] = []
+    owner: dict[tuple, Finding] = {}
+    accepted = []
+    for p in proposed:
+        clash = None
+        for span in p.outcome.spans:
+            i = bisect.bisect_left(taken, span)
+            clash = next((taken[j] for j in (i - 1, i) if 0 <= j < len(taken) and _conflict(taken[j], span)), None)
+            if clash is not None:
+                break
+        if clash is not None:
+            other = owner[clash]
+            fp.not_fixed.append((p.finding, f"its fix overlaps the fix of {other.rule} at line {other.line}"))
+            continue
+        for span in p.outcome.spans:
+            if span not in owner:
+                bisect.insort(taken, span)
+                owner[span] = p.finding
+        accepted.append(p)
+    return accepted
+
+
+def _keeps_code(text: str):
+    """A check that some layout fixes leave the file's AST exactly as it was."""
+    tree = python_tree(text)
+    dumped = ast.dump(tree) if tree is not None else None
+
+    def check(chosen: list[_Proposed]) -> bool:
+        if dumped is None:
+            return False
+        after = python_tree(apply(text, [s for p in chosen for s in p.outcome.spans]))
+        return after is not None and ast.dump(after) == dumped
+
+    return check
+
+
+# Fixes are checked together; when together they fail, halves are checked until the culprits are found,
+# at most this many times (each check reads the whole file): bounded work on a hostile file.
+_MAX_CHECKS = 48
+
+
+def _verified(items: list[_Proposed], fp: FilePlan, valid, why: str) -> list[_Proposed]:
+    """The fixes of `items` that pass `valid` together; the others go to not_fixed with `why`."""
+    if not items or valid(items):
+        return items
+    checks = 1
+    kept: list[_Proposed] = []
+    dropped: list[_Proposed] = []
+    pending = [items]
+    while pending:
+        chunk = pending.pop()
+        if len(chunk) == 1:
+            dropped += chunk
+            continue
+        mid = len(chunk) // 2
+        for half in (chunk[mid:], chunk[:mid]):
+            if checks >= _MAX_CHECKS:
+                dropped += half
+                continue
+            checks += 1
+            if valid(kept + half):
+                kept += half
+            else:
+                pending.append(half)
+    fp.not_fixed.extend((p.finding, why) for p in dropped)
+    order = {id(p): n for n, p in enumerate(items)}
+    return sorted(kept, key=lambda p: order[id(p)])
 
 
 def unified_diff(fp: FilePlan) -> str:
-    import difflib
-
-    out = []
-    for line in difflib.unified_diff(lines_of(fp.before), lines_of(fp.after), fromfile=f"a/{fp.path}",
-                                     tofile=f"b/{fp.path}"):
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    return splice.unified_diff(fp.path, fp.before, fp.after, fp.spans)
 
 
 def write(plan: Plan, root: str | None) -> list[str]:

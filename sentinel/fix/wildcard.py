@@ -30,7 +30,8 @@ import libcst as cst
 
 from sentinel.fix.context import FixContext, python_tree
 from sentinel.fix.model import NotFixable
-from sentinel.fix.python import module_bindings, rewrite_at
+from sentinel.fix.python import Target, code_of, node_start, outcomes, python_facts, rewrite_many
+from sentinel.fix.splice import Lines
 
 MODULE_NAMES = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__", "__loader__",
                           "__builtins__", "__path__", "__cached__", "__annotations__", "__dict__", "__debug__"})
@@ -313,40 +314,73 @@ def _line_limit(ctx: FixContext) -> int:
     return 88
 
 
-def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str, str]:
-    tree = python_tree(text)
-    if tree is None:
-        raise NotFixable("the file does not parse")
-    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _DYNAMIC
-           for n in ast.walk(tree)):
-        raise NotFixable("the file reads its namespace dynamically (globals(), vars(), eval, exec)")
-    stars = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"]
-    target = next((n for n in stars if n.lineno == finding.line), None)
+class _Wildcards:
+    """What every wildcard of one file resolves to, read once for all of them: the file's tree, its
+    wildcards and what each binds, the names it uses. Raises NotFixable when no wildcard of the file can
+    be rewritten without changing what the file does."""
+
+    def __init__(self, text: str, ctx: FixContext):
+        tree, bindings = python_facts(text, ctx)
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _DYNAMIC
+               for n in ast.walk(tree)):
+            raise NotFixable("the file reads its namespace dynamically (globals(), vars(), eval, exec)")
+        stars = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"]
+        self.stars = {n.lineno: n for n in reversed(stars)}  # the first wildcard of each line
+        self.resolver = _Resolver(ctx)
+        self.located = {id(n): self.resolver.locate(n.level, n.module, ctx.path) for n in stars}
+        self.exports = {key: self.resolver.exports(*where) for key, where in self.located.items()}
+        self.used, self.in_strings = _used_names(tree)
+        provided = set().union(*self.exports.values())
+        owners: dict[str, list[ast.ImportFrom]] = {}
+        for n in stars:
+            for name in self.exports[id(n)]:
+                owners.setdefault(name, []).append(n)
+        for name in sorted(self.used | (self.in_strings & provided)):
+            if len(owners.get(name, ())) > 1:
+                mods = " and ".join(_module_of(n) for n in owners[name])
+                raise NotFixable(f"`{name}` is provided by both {mods}")
+        known = provided | set(dir(builtins)) | MODULE_NAMES | bindings
+        unknown = sorted(self.used - known)
+        if unknown:
+            raise NotFixable(f"`{unknown[0]}` is used but defined nowhere that can be read: it may come from "
+                             "the wildcard at run time")
+
+
+def _module_of(node: ast.ImportFrom) -> str:
+    return "." * node.level + (node.module or "")
+
+
+def explicit_names(text: str, findings: list, ctx: FixContext) -> list:
+    wildcards = ctx.memo("wildcards", lambda: _Wildcards(text, ctx))
+    lines = ctx.memo("lines", lambda: Lines(text))
+    limit = _line_limit(ctx)
+    described: dict[int, tuple[str, str | None]] = {}
+    targets: list[Target] = []
+    refused: dict[int, NotFixable] = {}
+    for i, finding in enumerate(findings):
+        try:
+            targets.append(_target(i, finding, wildcards, lines, limit, ctx, described))
+        except NotFixable as exc:
+            refused[i] = exc
+    results = iter(rewrite_many(text, targets) if targets else [])
+    return outcomes([refused[i] if i in refused else next(results) for i in range(len(findings))],
+                    lambda i: described[i])
+
+
+def _target(i: int, finding, wildcards: _Wildcards, lines, limit: int, ctx: FixContext,
+            described: dict) -> Target:
+    target = wildcards.stars.get(finding.line)
     if target is None:
         raise NotFixable(f"no wildcard import at line {finding.line}")
-    resolver = _Resolver(ctx)
-    located = {id(n): resolver.locate(n.level, n.module, ctx.path) for n in stars}
-    exports = {key: resolver.exports(*where) for key, where in located.items()}
-    used, in_strings = _used_names(tree)
-    provided = set().union(*exports.values())
-    for name in sorted(used | (in_strings & provided)):
-        owners = [n for n in stars if name in exports[id(n)]]
-        if len(owners) > 1:
-            mods = " and ".join("." * n.level + (n.module or "") for n in owners)
-            raise NotFixable(f"`{name}` is provided by both {mods}")
-    known = provided | set(dir(builtins)) | MODULE_NAMES | module_bindings(tree)
-    unknown = sorted(used - known)
-    if unknown:
-        raise NotFixable(f"`{unknown[0]}` is used but defined nowhere that can be read: it may come from "
-                         "the wildcard at run time")
-    module = "." * target.level + (target.module or "")
-    names, safety = _choose(module, exports[id(target)], (used | in_strings) & exports[id(target)],
-                            resolver.complete(*located[id(target)]), ctx.unsafe)
-    line = text.splitlines()[target.lineno - 1]
+    module = _module_of(target)
+    exported = wildcards.exports[id(target)]
+    names, safety = _choose(module, exported, (wildcards.used | wildcards.in_strings) & exported,
+                            wildcards.resolver.complete(*wildcards.located[id(target)]), ctx.unsafe)
+    line = lines.line(target.lineno).rstrip("\r\n")
     indent = line[:len(line) - len(line.lstrip())]
     single = f"from {module} import {', '.join(names)}"
     comment = line[line.index("#"):] if "#" in line[target.col_offset:] else ""
-    if len(indent + single) + (2 + len(comment) if comment else 0) <= _line_limit(ctx):
+    if len(indent + single) + (2 + len(comment) if comment else 0) <= limit:
         code = single + "\n"
     else:
         code = f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")\n"
@@ -357,12 +391,14 @@ def explicit_names(text: str, finding, ctx: FixContext) -> tuple[str, str, str]:
             raise NotFixable("the import at this line is not a wildcard")
         return node.with_changes(names=new.names, lpar=new.lpar, rpar=new.rpar)
 
-    out = rewrite_at(text, cst.ImportFrom, finding.line, None, rewrite)
     shown = ", ".join(names) if len(names) <= 4 else ", ".join(names[:4]) + f" and {len(names) - 4} more"
     if safety == "unsafe":
-        return out, (f"`from {module} import *` -> `from {module} import {shown}` (unsafe: only the names this "
-                     "file uses; code that reads its namespace loses the others)"), "unsafe"
-    return out, f"`from {module} import *` -> `from {module} import {shown}` (every name the wildcard binds)"
+        described[i] = ((f"`from {module} import *` -> `from {module} import {shown}` (unsafe: only the names "
+                         "this file uses; code that reads its namespace loses the others)"), "unsafe")
+    else:
+        described[i] = (f"`from {module} import *` -> `from {module} import {shown}` (every name the wildcard "
+                        "binds)", None)
+    return Target(cst.ImportFrom, finding.line, None, rewrite, node_start, code_of)
 
 
 # Naming every name a wildcard binds keeps the module's namespace exactly; past this many names the list
