@@ -16,7 +16,8 @@ the token formats of :data:`TOKEN_FORMATS` (through ``sentinel.checks.secrets``)
 masks them. A new format is one row here. Redaction also masks what detection reports by name
 (``password = "..."``, ``DB_PASSWORD=...``), passwords inside URLs, long random base64 runs
 (private key bodies), and — because commit messages and PR text are prose — secrets written as
-prose (``password is hunter2!x``) and bearer tokens. Redaction errs on the side of masking: a
+prose (``password is hunter2!x``, ``db password hunter2!x``, ``secret s3cr3tV4lue``: a secret-like word and a
+value that looks like a credential, not a word of prose) and bearer tokens. Redaction errs on the side of masking: a
 false mask costs a reader a few characters, a missed one leaks a credential.
 
 This module imports nothing from the checks, the engine or the reporters.
@@ -247,10 +248,14 @@ _ASSIGNED = lazy_compile(
 # Shell: VAR=value before a command or among others (PGPASSWORD=x psql ..., export A=1 TOKEN=x).
 _ENV_ASSIGN = lazy_compile(r"(?<![\w$.\-])(?P<key>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>[^\s\"'`(),;<>]+)")
 _B64_RUN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/_-])")
-# Prose: "the password is hunter2!x", "pwd: Tr0ub4dor", "API key was sk9...": a credential word, a verb
-# or an operator, then one word. Only values that look like credentials are masked (see _credential_like).
-_PROSE_SECRET = lazy_compile(r"(?i)\b(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[ _-]?key)s?\b"
-                             r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*:[ \t]+)[\"'`]?(?P<val>[^\s\"'`()\[\]{}<>,;]{6,256})")
+# Prose: "the password is hunter2!x", "pwd: Tr0ub4dor", "API key was sk9...", and with nothing between the word
+# and its value: "db password Tr0ub4dor&3", "passwd hunter2!x", "secret s3cr3tV4lue". A credential word, then a verb
+# or an operator or only a space, then one word. Only values that look like credentials are masked (see
+# _credential_like): "the secret sauce", "password reset flow", "secret: SecretStr" are prose.
+_PROSE_SECRET = lazy_compile(r"(?i)\b(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[ _-]?key|access[ _-]?key"
+                             r"|auth[ _-]?token|client[ _-]?secret)s?\b"
+                             r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*:[ \t]+|(?<!\bpass)(?<!\bpasses)[ \t]+)"  # "pass" alone is a verb
+                             r"[\"'`]?(?P<val>[^\s\"'`()\[\]{}<>,;]{6,256})")
 _DOTTED_NAME = lazy_compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")  # settings.SECRET_KEY, os.environ
 _BEARER = lazy_compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<val>[^\s\"'`<>]{8,512})")
 # Stand-ins that are never worth masking (what detection calls placeholders, in short).
@@ -258,6 +263,11 @@ _STAND_IN = frozenset({"none", "null", "nil", "true", "false", "undefined", "cha
                        "placeholder", "password", "passwd", "secret", "token", "required", "optional", "missing"})
 _TEMPLATED = lazy_compile(r"^(?:\$\{.*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|\{.*\}|<.*>|%\(.*\)s|%[A-Za-z_]\w*%)$|^your[\W_A-Z]",
                           re.I | re.S)
+# Words of prose, not values: letters only, maybe joined by - or _, in one of the cases words are written in
+# (lower, UPPER, Title, CamelCase, snake_case, SCREAMING_SNAKE); a version; a reference, a flag, a mention, a path.
+_WORDS_ONLY = lazy_compile(r"^[A-Za-z]+(?:[_-][A-Za-z]+)*$")
+_WORD_CASES = lazy_compile(r"^(?:[a-z]+|[A-Z]+|(?:[A-Z][a-z]+)+|[A-Z]{2,}(?:[A-Z][a-z]+)+)$")
+_NOT_A_VALUE = lazy_compile(r"^(?:v?\d+(?:\.\d+)+\w*|[#@-].*|[A-Z]+-\d+|~?\.{0,2}/.*|\w+://.*)$")
 
 
 def _stand_in(value: str, key: str = "") -> bool:
@@ -267,12 +277,15 @@ def _stand_in(value: str, key: str = "") -> bool:
 
 
 def _credential_like(value: str) -> bool:
-    """For prose: a word with a digit, a symbol or mixed case ("hunter2!", "Tr0ub4dor"), not an
-    ordinary word ("required", "expired", "rotated")."""
+    """For prose: a word with a digit, a symbol or a case words are not written in ("hunter2!", "Tr0ub4dor",
+    "hUnTeR"), not an ordinary word ("required", "expired", "rotated"), a name (SecretStr, SECRET_KEY,
+    settings.SECRET_KEY), a version (v1.2.3), a reference (#12, GH-12), a flag (--stdin) or a path."""
     v = value.rstrip(".,;:!?)")
-    if len(v) < 6 or _stand_in(v) or _DOTTED_NAME.match(v):
+    if len(v) < 6 or _stand_in(v) or _DOTTED_NAME.match(v) or _NOT_A_VALUE.match(v):
         return False
-    return any(c.isdigit() for c in v) or not v.isalnum() or (not v.islower() and not v.istitle())
+    if _WORDS_ONLY.match(v):
+        return not all(_WORD_CASES.match(part) for part in re.split(r"[_-]", v))
+    return True
 
 
 def redact_line(line: str, extra: tuple[str, ...] = ()) -> str:
@@ -315,7 +328,7 @@ def _redact_line(line: str, extra: tuple[str, ...]) -> str:
         out = _ASSIGNED.sub(lambda m: _mask_assignment(m, extra), out)
         out = _ENV_ASSIGN.sub(lambda m: _mask_env(m, extra), out)
         lowered = out.lower()
-    if any(w in lowered for w in ("pass", "pwd", "secret", "token", "api")):
+    if any(w in lowered for w in ("pass", "pwd", "secret", "token", "api", "access")):
         out = _PROSE_SECRET.sub(lambda m: _mask_group(m, "val") if _credential_like(m.group("val")) else m.group(),
                                 out)
     if ("bearer" in lowered or "token" in lowered) and _BEARER.search(out):

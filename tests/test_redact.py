@@ -139,3 +139,43 @@ def test_a_secret_name_in_compatibility_characters_is_still_a_secret_name(line):
     masked = R.redact_line(line)
     assert "Zq7-s3cret-pw-81" not in masked and "Zq***" in masked
     assert R.redact_line("café = 'Zq7-s3cret-pw-81'  # ünïcode") == "café = 'Zq7-s3cret-pw-81'  # ünïcode"  # no name
+
+
+# --- prose: a secret-like word followed by its value ---------------------------------------------------------
+
+@pytest.mark.parametrize("text, secret", [
+    ("the staging db password Zq7-s3cret-pw-81 works again", "Zq7-s3cret-pw-81"),
+    ("passwd hunter2!x", "hunter2!x"),
+    ("secret s3cr3tV4lue was in the log", "s3cr3tV4lue"),
+    ("DB PASSWORD Tr0ub4dor&3 for prod", "Tr0ub4dor&3"),
+    ("rotated: the old api key abc123def456 leaked", "abc123def456"),
+    ("pwd `Tr0ub4dor&3`", "Tr0ub4dor&3"),
+    ("access key Xq7mK2pL9vR4, in CI", "Xq7mK2pL9vR4"),
+    ("client secret hUnTeRpW", "hUnTeRpW"),  # letters only, in no case words are written in
+    ("the admin password is hunter22.", "hunter22"),
+    ("password: Zq7-s3cret-pw-81", "Zq7-s3cret-pw-81"),
+    ("pass: hunter2!x", "hunter2!x"),
+])
+def test_a_secret_written_as_prose_is_masked(text, secret):
+    out = R.redact(text)
+    assert secret not in out and secret[:2] + "***" in out
+
+
+@pytest.mark.parametrize("text", [
+    "the secret sauce of the scheduler",
+    "Fix the password reset flow for invited users",
+    "password field length 128",
+    "rotate the secret key after 90 days",
+    "a secret ingredient",
+    "Pass consider_entry_points=True when importing plugins",
+    "required to pass charset/collation explicitly",
+    "passes x9y8z7w6 through",  # "pass" is a verb
+    "the secret SECRET_KEY setting, read from settings.SECRET_KEY",
+    "read the password with --password-stdin",
+    "secret v1.2.3 and token #1234, fixed in GH-1234",
+    "the password PasswordField widget and the secret SecretStr type",
+    "secret /etc/app/secret.key is read at start",
+    "token refresh on expiry",
+])
+def test_ordinary_prose_about_secrets_is_left_alone(text):
+    assert R.redact(text) == text

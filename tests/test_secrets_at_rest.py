@@ -38,8 +38,12 @@ JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI
 FORMATS = ("text", "concise", "json", "sarif", "github", "markdown")
 
 
+# Written as prose, with nothing between the word and the value (issue 24's N4).
+PROSE = ("Zq7-s3cret-pw-82", "hunter2!y")
+
+
 def _leaks(text: str) -> list[str]:
-    return [s for s in (TOKEN, JWT, PASSWORD) if s in text]
+    return [s for s in (TOKEN, JWT, PASSWORD, *PROSE) if s in text]
 
 
 def test_secrets_on_offending_lines_reach_no_store_no_pattern_and_no_report(repo):
@@ -105,7 +109,7 @@ def test_memory_learn_sends_and_stores_no_secret(repo, monkeypatch):
                                    "        if entry is None:\n            raise LookupError(sku)\n        return entry\n")
     repo.add("src/shop/cart.py")
     sha = repo.commit(f"Fix KeyError in remove_item for an unknown sku\n\nStaging token {TOKEN}, "
-                      f"the admin password is {PASSWORD}.\n")
+                      f"the admin password is {PASSWORD}, db password {PROSE[0]}, passwd {PROSE[1]}.\n")
     echoed = dict(DRAFT, root_cause=DRAFT["root_cause"] + f" The log showed the staging token {TOKEN}.")
     with FakeLLM() as llm:
         llm.by_model["test-model"] = {"content": json.dumps(echoed)}
@@ -120,5 +124,5 @@ def test_memory_learn_sends_and_stores_no_secret(repo, monkeypatch):
     assert card.returncode == 0 and "remove_item" in card.stdout, (json.loads(proc.stdout)["runs"][0]["counts"], card.stderr)
     assert not _leaks(card.stdout)
     stored = _files_under(repo.path / ".git")
-    assert not [p for p, data in stored.items() if any(s.encode() in data for s in (TOKEN, PASSWORD))
+    assert not [p for p, data in stored.items() if any(s.encode() in data for s in (TOKEN, PASSWORD, *PROSE))
                 and "sentinel" in p]
