@@ -374,7 +374,8 @@ def _inline_suppressed(f: Finding, ctx: FileContext, rule) -> bool:
     if not comments:
         return False
     equivalents, security = getattr(rule, "noqa", ()), getattr(rule, "security", False)
-    if is_suppressed(f.rule, f.line, comments, equivalents, security, f.end_line):
+    explicit, pragmas = getattr(rule, "explicit_only", False), getattr(rule, "allow_pragmas", ())
+    if is_suppressed(f.rule, f.line, comments, equivalents, security, f.end_line, explicit, pragmas):
         return True
     # A line inside a multi-line string cannot carry a comment: as with ruff, the comment after the string's
     # closing quotes speaks for every line of it.
@@ -383,5 +384,5 @@ def _inline_suppressed(f: Finding, ctx: FileContext, rule) -> bool:
         end = f.line
         while end + 1 in inner and end - f.line < 10000:
             end += 1
-        return end != f.line and is_suppressed(f.rule, end, comments, equivalents, security)
+        return end != f.line and is_suppressed(f.rule, end, comments, equivalents, security, None, explicit, pragmas)
     return False

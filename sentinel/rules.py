@@ -64,6 +64,13 @@ class Rule(Record, frozen=True):
     noqa: tuple = ()
     # A security rule: bandit's `# nosec` (with no codes, or with one of `noqa`'s B-codes) suppresses it.
     security: bool = False
+    # Silenced only by a comment that names it (`# sentinel: ignore[SEN304]`, `# noqa: S105`, `# nosec B105`) or by
+    # one of `allow_pragmas`, never by a blanket `# noqa` / `# nosec` / `# sentinel: ignore` / `pylint: disable=all`
+    # written for something else on the line (the usual silencer of a long line must not hide a leaked credential).
+    explicit_only: bool = False
+    # Other tools' allow comments that silence this rule on their line, as those tools spell them
+    # (`gitleaks:allow`, detect-secrets' `pragma: allowlist secret`).
+    allow_pragmas: tuple = ()
 
     def action(self, role: str | None) -> str:
         return self.roles.get(role, SAME) if role else SAME

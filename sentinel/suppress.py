@@ -11,6 +11,11 @@ A comment on the finding's own line (any line of its span for a multi-line findi
   rule's type-checker codes, or bare (every type error of the line) for a rule that has such codes: the author
   has already told the type checker that the value may be None here.
 
+A rule that is ``explicit_only`` (a leaked credential, SEN304) is silenced only by a comment that names it or
+one of its codes, or by one of its ``allow_pragmas`` as other tools spell them (``# gitleaks:allow``,
+``# pragma: allowlist secret``): a blanket ``# noqa``, ``# nosec``, ``# sentinel: ignore`` or
+``# pylint: disable=all`` — the usual silencer of a long line — does not hide a secret on that line.
+
 A suppression never reaches the next line: a comment about line 10 says nothing about line 11.
 """
 
@@ -48,19 +53,26 @@ def suppressed_codes(comment: str) -> set[str] | None:
     return _split(codes) or {"*"}
 
 
-def comment_suppresses(comment: str, code: str, equivalents: tuple = (), security: bool = False) -> bool:
-    """Does this comment suppress rule `code` (with its other-linter `equivalents`)?"""
+def comment_suppresses(comment: str, code: str, equivalents: tuple = (), security: bool = False,
+                       explicit_only: bool = False, pragmas: tuple = ()) -> bool:
+    """Does this comment suppress rule `code` (with its other-linter `equivalents`)? For an `explicit_only` rule
+    only a comment naming it (or one of its `pragmas`, matched case-insensitively) does, never a blanket one."""
     lower = comment.lower()
+    if pragmas and any(p in lower for p in pragmas):
+        return True
     if not any(w in lower for w in _WORDS):
         return False
+    blanket = not explicit_only
     ours = suppressed_codes(comment)
-    if ours is not None and ("*" in ours or code.upper() in ours):
+    if ours is not None and (("*" in ours and blanket) or code.upper() in ours):
         return True
     upper_equivalents = {e.upper() for e in equivalents}
     for m in _NOQA.finditer(comment):
         codes = m.group("codes")
         if codes is None:
-            return True  # blanket noqa
+            if blanket:
+                return True  # blanket noqa
+            continue
         for given in _split(codes):
             if given == code or given in upper_equivalents:
                 return True
@@ -71,30 +83,31 @@ def comment_suppresses(comment: str, code: str, equivalents: tuple = (), securit
     if m:
         codes = m.group("codes")
         if codes is None:
-            return security
+            return security and blanket
         if _split(codes) & upper_equivalents:
             return True
     m = _PYLINT.search(comment)
     if m:
         names = {n.strip().lower() for n in m.group("names").split(",")}
-        if "all" in names or names & {e.lower() for e in equivalents}:
+        if ("all" in names and blanket) or names & {e.lower() for e in equivalents}:
             return True
     for m in _TYPE_IGNORE.finditer(comment):
         ours = {e.lower() for e in equivalents} & TYPE_CHECKER_CODES
         codes = m.group("codes")
-        if ours and (codes is None or {c.strip().lower() for c in codes.split(",")} & ours):
+        if ours and ((codes is None and blanket) or (codes and {c.strip().lower() for c in codes.split(",")} & ours)):
             return True
     return False
 
 
 def is_suppressed(rule: str, line: int | None, comments: dict[int, str], equivalents: tuple = (),
-                  security: bool = False, end_line: int | None = None) -> bool:
+                  security: bool = False, end_line: int | None = None, explicit_only: bool = False,
+                  pragmas: tuple = ()) -> bool:
     """Is a finding of `rule` on `line` (to `end_line`) suppressed by a comment on one of its own lines?"""
     if line is None:
         return False
     last = end_line if end_line and end_line >= line else line
     for n in range(line, min(last, line + 200) + 1):
         text = comments.get(n)
-        if text is not None and comment_suppresses(text, rule, equivalents, security):
+        if text is not None and comment_suppresses(text, rule, equivalents, security, explicit_only, pragmas):
             return True
     return False

@@ -58,12 +58,21 @@ def silencing(rule) -> str:
     if _about_the_change(rule):
         return f"Turn the rule off with {off}."
     others = ""
+    explicit = getattr(rule, "explicit_only", False)
     if rule.noqa:
         others = " The same line's " + ", ".join(_suppression_comment(c) for c in rule.noqa[:4])
         others += (" and the rule's other equivalents" if len(rule.noqa) > 4 else "") + " also silence it"
-        others += ", as does a bare `# noqa`" + (" or `# nosec`" if rule.security else "") + "."
-    elif rule.security:
+        if not explicit:
+            others += ", as does a bare `# noqa`" + (" or `# nosec`" if rule.security else "")
+        others += "."
+    elif rule.security and not explicit:
         others = " A bare `# noqa` or bandit's `# nosec` on the line also silence it."
+    pragmas = getattr(rule, "allow_pragmas", ())
+    if pragmas:
+        others += " So do " + " and ".join(f"`# {p}`" for p in pragmas) + ", as other secret scanners spell them."
+    if explicit:
+        others += (" A comment that does not name it — a bare `# noqa`, `# nosec` or `# sentinel: ignore`, "
+                   "`# pylint: disable=all` — does not: the usual silencer of a long line never hides a secret.")
     return (f"Silence one line with `# sentinel: ignore[{rule.code}]` on that line, or turn the rule off with "
             f"{off}.{others}")
 

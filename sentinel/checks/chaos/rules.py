@@ -73,6 +73,7 @@ RULES: tuple[Rule, ...] = (
                         'password=os.environ["DB_PASSWORD"])\n',
         hint="Read it from the environment or a secret manager, and rotate the value that was exposed.",
         roles=EVERYWHERE, noqa=("S105", "S106", "S107", "B105", "B106", "B107"), security=True,
+        explicit_only=True, allow_pragmas=("gitleaks:allow", "pragma: allowlist secret"),
     ),
     Rule(
         code="SEN305", name="unguarded-none-access", check="chaos", severity=Severity.WARNING,
