@@ -283,20 +283,22 @@ class BlobReader:
     to the top level, so any directory of the repository works as cwd."""
 
     def __init__(self, cwd: str):
+        self.cwd = cwd
         self.proc: subprocess.Popen | None = _start(["cat-file", "--batch"], cwd, subprocess.PIPE)
 
     def read(self, specs: list[str]) -> dict[str, bytes | None]:
         proc, self.proc = self.proc, None
         if proc is None:
             raise GitError("internal: a BlobReader reads once")
+        specs, odd = _plain_specs(specs)
         payload = ("\n".join(specs) + "\n").encode("utf-8", "surrogateescape") if specs else b""
         if os.name == "nt":
             with proc:
                 out, err = proc.communicate(payload)
             if proc.returncode != 0:
                 raise GitError(f"git cat-file --batch failed: {_reason(err, proc.returncode)}")
-            return _parse_batch(out, specs)
-        return _stream_batch(proc, payload, specs)
+            return {**_parse_batch(out, specs), **_read_nul_separated(self.cwd, odd)}
+        return {**_stream_batch(proc, payload, specs), **_read_nul_separated(self.cwd, odd)}
 
     def close(self) -> None:
         """Stop the process when nothing is going to be read (never raises)."""
@@ -343,8 +345,8 @@ class SpooledBlobReader:
 
     def request(self, spec: str) -> None:
         """Ask for a blob now; `read` returns it if it is among the specs read."""
-        if self.proc is None:
-            return
+        if self.proc is None or "\n" in spec:
+            return  # a name holding a line break is read on its own (_read_nul_separated)
         try:
             self.proc.stdin.write((spec + "\n").encode("utf-8", "surrogateescape"))
             self.proc.stdin.flush()  # git starts on it at once
@@ -356,6 +358,7 @@ class SpooledBlobReader:
         proc, self.proc = self.proc, None
         if proc is None:
             raise GitError("internal: a BlobReader reads once")
+        specs, odd = _plain_specs(specs)
         asked = set(self.requested)
         order = self.requested + [s for s in dict.fromkeys(specs) if s not in asked]
         try:
@@ -367,8 +370,8 @@ class SpooledBlobReader:
                     pass  # git ended early: its exit status says why
                 _, err = proc.communicate()
             if proc.returncode != 0:  # e.g. no room for the file: the blobs are read through a pipe instead
-                return read_blobs(self.cwd, specs)
-            return _parse_spool(self.spool, order, set(specs))
+                return read_blobs(self.cwd, specs + odd)
+            return {**_parse_spool(self.spool, order, set(specs)), **_read_nul_separated(self.cwd, odd)}
         finally:
             os.close(self.spool)
 
@@ -378,6 +381,43 @@ class SpooledBlobReader:
         if proc is not None:
             _kill(proc)
             os.close(self.spool)
+
+
+def _plain_specs(specs: list[str]) -> tuple[list[str], list[str]]:
+    """(specs a newline-separated batch can carry, specs whose path holds a line break)."""
+    if not any("\n" in spec for spec in specs):
+        return specs, []
+    return [s for s in specs if "\n" not in s], [s for s in specs if "\n" in s]
+
+
+def _read_nul_separated(cwd: str, specs: list[str]) -> dict[str, bytes | None]:
+    """Blobs whose names hold a line break, which `cat-file --batch` would read as two names: given to
+    `--batch -z` (NUL-separated names, git 2.36+) in a process of their own. A name it still cannot read (an older
+    git) is None: the caller says the file could not be read."""
+    if not specs:
+        return {}
+    proc = _start(["cat-file", "--batch", "-z"], cwd, subprocess.PIPE)
+    with proc:
+        out, _ = proc.communicate(b"".join(s.encode("utf-8", "surrogateescape") + b"\0" for s in specs))
+    result: dict[str, bytes | None] = {spec: None for spec in specs}
+    if proc.returncode != 0:
+        return result
+    pos = 0
+    for spec in specs:
+        name = spec.encode("utf-8", "surrogateescape")
+        if out.startswith(name + b" missing\n", pos) or out.startswith(name + b" ambiguous\n", pos):
+            pos = out.index(b"\n", pos + len(name)) + 1  # the answer repeats the name: its own line breaks
+            continue
+        nl = out.find(b"\n", pos)
+        fields = out[pos:nl].split(b" ") if nl >= 0 else []
+        if len(fields) != 3 or not fields[2].isdigit():
+            break
+        start, size = nl + 1, int(fields[2])
+        if out[start + size:start + size + 1] != b"\n":
+            break
+        result[spec] = out[start:start + size]
+        pos = start + size + 1
+    return result
 
 
 def _parse_spool(fd: int, order: list[str], wanted: set[str]) -> dict[str, bytes | None]:

@@ -144,3 +144,30 @@ def test_without_libcst_the_layout_fixes_still_apply_and_the_rest_say_what_to_in
     assert "rc 1" in proc.stdout, proc.stdout + proc.stderr
     assert "-def load(path):   \n+def load(path):\n" in proc.stdout and "except Exception" not in proc.stdout
     assert "SEN301: needs libcst" in proc.stderr and "diff-sentinel[fix]" in proc.stderr
+
+
+def test_files_whose_names_hold_a_tab_or_a_line_break_are_fixed_like_any_other(repo):
+    # The gate checks such files (git quotes their names); the fixer could not read them, and one name with a line
+    # break made every other file of the batch unreadable too ("its checked content could not be read").
+    names = ["tab\there.py", "line\nbreak.py", "plain.py"]
+    for name in names:
+        repo.write(name, "x = 1\n")
+    repo.add(*names)
+    repo.commit("base")
+    for name in names:
+        repo.write(name, "x = 1\ny = 2   \n")
+    repo.add(*names)
+    proc = run(repo, "check", "--diff-fixes", "--no-memory")
+    assert "not fixed" not in proc.stderr and "3 finding(s) would be fixed in 3 file(s)" in proc.stderr, proc.stderr
+    assert '--- "a/tab\\there.py"\n' in proc.stdout and '+++ "b/line\\nbreak.py"\n' in proc.stdout
+    proc = run(repo, "check", "--fix", "--no-memory")
+    assert proc.returncode == 1, proc.stderr
+    assert 'fixed 3 finding(s) in 3 file(s)' in proc.stderr and '"line\\nbreak.py"' in proc.stderr
+    assert all((repo.path / name).read_text() == "x = 1\ny = 2\n" for name in names)
+    # the whole tree as a change reads them too
+    for name in names:
+        repo.write(name, "x = 1   \n")
+    repo.add(*names)
+    proc = run(repo, "check", "--all-files", "--fix", "--no-memory")
+    assert proc.returncode == 1 and "not checked" not in proc.stderr, proc.stderr
+    assert all((repo.path / name).read_text() == "x = 1\n" for name in names)

@@ -11,6 +11,7 @@ import sys
 from sentinel.fix import planner
 from sentinel.fix.model import Plan
 from sentinel.models import CheckStatus, Verdict
+from sentinel.redact import display_path
 
 
 def make_plan(change, config, verdict: Verdict, unsafe: bool) -> Plan:
@@ -23,10 +24,10 @@ def _say(text: str) -> None:
 
 def _report_refusals(plan: Plan) -> None:
     for path, why in plan.refused:
-        _say(f"not fixed: {path}: {why}")
+        _say(f"not fixed: {display_path(path)}: {why}")
     for fp in plan.files:
         for finding, why in fp.not_fixed:
-            _say(f"not fixed: {fp.path}:{finding.line}: {finding.rule}: {why}")
+            _say(f"not fixed: {display_path(fp.path)}:{finding.line}: {finding.rule}: {why}")
     if plan.unsafe_skipped:
         _say(f"{plan.unsafe_skipped} more finding(s) have an unsafe fix (behaviour may change): review them "
              "with --diff-fixes --unsafe-fixes, apply with --fix --unsafe-fixes")
@@ -54,7 +55,7 @@ def apply(plan: Plan, root: str | None) -> list[str]:
     _report_refusals(plan)
     if written:
         count = sum(len(fp.fixes) for fp in plan.changed_files if fp.path in written)
-        _say(f"fixed {count} finding(s) in {len(written)} file(s): {', '.join(written)}")
+        _say(f"fixed {count} finding(s) in {len(written)} file(s): {', '.join(map(display_path, written))}")
         _say("review the changes and stage them (git add) before committing again")
     return written
 

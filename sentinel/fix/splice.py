@@ -155,7 +155,10 @@ def unified_diff(path: str, before: str, after: str, spans: list[Span], context:
         added = len(_split(e.text))
         runs.append((e.first_line - 1, count, e.first_line - 1 + shift, added))
         shift += added - count
-    out = [f"--- a/{path}\n", f"+++ b/{path}\n"]
+    from sentinel.redact import display_path
+
+    # a name with a tab, a line break or bytes that are not UTF-8 is quoted as git quotes it ("a/c\td.py")
+    out = [f"--- {display_path('a/' + path)}\n", f"+++ {display_path('b/' + path)}\n"]
     i = 0
     while i < len(runs):
         j = i
