@@ -30,6 +30,7 @@ from operator import itemgetter
 from sentinel.errors import InputError
 from sentinel.languages import detect_language
 from sentinel.lazyre import lazy_compile
+from sentinel.linemap import LineMap
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
 
 _DEV_NULL = "/dev/null"
@@ -483,6 +484,7 @@ class _Parser:
             recode_diff_lines(fc)  # a declared encoding (PEP 263) is how Python reads the file
         if fc.added and fc.unreadable is None and _has_surrogates(fc.added):
             fc.unreadable = NOT_UTF8
+        fc.added = LineMap.shrink(fc.added)  # a file added whole: one string, not a dict of lines
         self.files.append(fc)
         if self.on_file is not None:
             self.on_file(fc)

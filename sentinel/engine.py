@@ -12,6 +12,7 @@ from sentinel import roles as roles_mod
 from sentinel.checks import ANALYSIS_ORDER, CHECK_MODULES, OPTIONAL_CHECKS, load_check
 from sentinel.checks.base import ChangeContext, FileContext
 from sentinel.config import Config
+from sentinel.linemap import LineMap
 from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity, Verdict
 from sentinel.moved import MovedCode, reverted_files
 from sentinel.record import Record, factory
@@ -82,6 +83,8 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
         if content is None and fc.unreadable:
             not_checked.append(NotChecked(fc.path, fc.unreadable))
             continue
+        if content is not None and isinstance(fc.added, LineMap):
+            _share(fc, content)
         ctx = FileContext(fc, config, mode, content, root=cs.root)
         # A tool's output says so at its top; an explicit pattern of the user's wins over what a file says.
         if fc.role == roles_mod.PRODUCT and not resolver.has_user_pattern(fc.path) \
@@ -89,6 +92,14 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
             fc.role = roles_mod.GENERATED
         contexts.append(ctx)
     return contexts, not_checked
+
+
+def _share(fc, content: str) -> None:
+    """A file added whole holds its lines twice, as the diff's and as the content read from git: the same text.
+    The diff's copy goes; its lines are read from the content (a whole tree staged is hundreds of MB)."""
+    added = fc.added
+    if added.text is not None and added.first == 1 and added.text is not content and added.text == content:
+        fc.added = LineMap(content, added.count)
 
 
 def _head(ctx: FileContext, fc) -> str:

@@ -178,10 +178,14 @@ def _parent_death_signal() -> bool:
         return False
 
 
-def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = True) -> list:
+def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = True,
+               share: bool = False) -> list:
     """[fn(part) for part in parts] on forked workers, results in order. fn and the parts are
     inherited by the fork; only results are pickled back. With `local_first` this process computes
     the first part while `workers` (default: one per other part) take the rest, as they free up.
+    With `share` this process also takes parts no worker has started yet, from the last one back
+    (the workers go from the first one on), so it works instead of waiting: the same cores need one
+    fork fewer, and each fork holds pages of everything this process holds.
     An exception raised by fn in a worker is raised here; a part whose worker died is redone here.
     However this call ends — an exception, Ctrl-C, SIGTERM — no worker outlives it."""
     global _JOB
@@ -200,8 +204,16 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
         with _terminate_on_sigterm():
             with _stop_signals_held():
                 futures = {i: pool.submit(_run_part, i) for i in remote}
-            results = [fn(parts[0])] if local_first else []
+            done = {0: fn(parts[0])} if local_first else {}
+            for i in reversed(remote) if share else ():
+                if not futures[i].cancel():
+                    break  # a worker has it, and every part before it
+                done[i] = fn(parts[i])
+            results = [done[0]] if local_first else []
             for i in remote:
+                if i in done:
+                    results.append(done[i])
+                    continue
                 try:
                     results.append(futures[i].result())
                 except (BrokenProcessPool, EOFError):
@@ -306,12 +318,29 @@ def _analyse_part(modules: dict, part: list):
     return phases, errors, [(i, ctx._comment_lines) for i, ctx in enumerate(part) if ctx._comment_lines is not None]
 
 
+def _return_freed_memory() -> None:
+    """Give the C heap's free memory back to the system (glibc's malloc_trim): reading and decoding a large
+    change frees as much as it keeps, and a fork's resident pages include that free memory too."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim): nothing to give back this way
+        pass
+
+
 def analyse_parallel(modules: dict, contexts: list, jobs: int) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
     """`analyse` over `jobs` processes, merged in file order."""
     # Shards taken as processes free up, smaller and smaller (see shards): one process finishing
     # early would idle a core.
     parts = shards(contexts, jobs, MIN_SHARD_LINES)
-    results = map_forked(lambda part: _analyse_part(modules, part), parts, workers=jobs, local_first=False)
+    _return_freed_memory()  # what reading the change left free is not inherited by every fork
+    # jobs - 1 forks and this process: a forked worker's memory counts the pages it shares with this one
+    # (the whole change), so one fork fewer on the same cores is a third less memory on two of them.
+    results = map_forked(lambda part: _analyse_part(modules, part), parts, workers=max(jobs - 1, 1),
+                         local_first=False, share=True)
     merged = {name: FilePhase() for name in modules}
     parse_errors: list[tuple[str, str]] = []
     for part, (phases, errors, comment_lines) in zip(parts, results):

@@ -15,6 +15,8 @@ from sentinel.diffparse import ChunkLines, parse_diff
 from sentinel.errors import GitError, InputError
 from sentinel.filecache import read_files
 from sentinel.languages import detect_language
+from sentinel.linemap import MIN_LINES as LINEMAP_MIN
+from sentinel.linemap import LineMap
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
 from sentinel.record import Record, factory
 
@@ -243,8 +245,11 @@ def whole_files(root: str, paths: list[str], rev: str | None = None,
                 lines.pop()
             if "\r" in text:
                 fc.crlf_lines = {i for i, raw in enumerate(lines, 1) if raw.endswith("\r")}
-                fc.added = {i: line[:-1] if i in fc.crlf_lines else line for i, line in enumerate(lines, 1)}
-            else:  # the common case, built in C: no line ends in CR
+                fc.added = LineMap.shrink({i: line[:-1] if i in fc.crlf_lines else line
+                                           for i, line in enumerate(lines, 1)})
+            elif len(lines) >= LINEMAP_MIN and text.endswith("\n"):  # the common case: the text itself, shared
+                fc.added = LineMap(text, len(lines))
+            else:
                 fc.added = dict(zip(range(1, len(lines) + 1), lines))
             fc.hunks = [Hunk(0, 0, 1, len(lines))] if lines else []
         fc.language = detect_language(p, fc.added.get(1))

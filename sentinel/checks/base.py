@@ -17,6 +17,7 @@ from functools import lru_cache
 from sentinel import linebreaks
 from sentinel.config import Config
 from sentinel.lexer import Lexed, lex
+from sentinel.linemap import LineMap
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding
 from sentinel.record import Record, factory
 from sentinel.rules import Rule
@@ -327,6 +328,9 @@ def _check_stand_in_size(change: FileChange) -> None:
 def stand_in_text(change: FileChange) -> str:
     """What a diff shows of a file's post-change text: its added and context lines at their
     line numbers, blank lines elsewhere."""
+    added = change.added
+    if isinstance(added, LineMap) and added.text is not None and added.first == 1 and not change.context:
+        return added.text  # a file added whole: that very text, not a copy
     known = {**change.context, **change.added}
     if not known:
         return ""
