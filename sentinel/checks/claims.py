@@ -254,22 +254,32 @@ class Evidence:
         return findings_of(check) if findings_of is not None else None
 
     def blocking(self, checks: tuple[str, ...]) -> tuple[list[Finding], list[str]]:
-        """(the findings of these checks that block on their own, the checks that could not run)."""
-        level = self.cctx.config.fail_level
-        bad, absent = [], []
-        for check in checks:
-            found = self.findings(check)
-            if found is None:
-                absent.append(check)
-            else:
-                bad.extend(f for f in found if f.severity.rank >= level.rank)
-        return bad, absent
+        """(the findings of these checks that block on their own, the checks that could not run); once per set of
+        checks: every claim of a message may ask (a message of thousands of claims made this quadratic)."""
+        def compute():
+            level = self.cctx.config.fail_level
+            bad, absent = [], []
+            for check in checks:
+                found = self.findings(check)
+                if found is None:
+                    absent.append(check)
+                else:
+                    bad.extend(f for f in found if f.severity.rank >= level.rank)
+            return bad, absent
+
+        return self._get(("blocking", checks), compute)
 
 
 def _where(f: Finding) -> str:
     from sentinel.redact import display_path
 
     return f"{f.rule} {display_path(f.path)}:{f.line}" if f.line else f"{f.rule} {display_path(f.path)}"
+
+
+def _where_all(findings: list[Finding], limit: int = 3) -> str:
+    """The first findings named (as _names lists them), the rest counted: never every finding formatted."""
+    more = f" +{len(findings) - limit}" if len(findings) > limit else ""
+    return ", ".join(_where(f) for f in findings[:limit]) + more
 
 
 def _names(paths: list[str], limit: int = 3) -> str:
@@ -318,7 +328,7 @@ def _judge_tests_added(claim, ev: Evidence) -> Judgement:
         return Judgement(Outcome.UNVERIFIED, [f"no test file, but {_names(facts.config_naming_tests)} names tests"],
                          ["a test added or changed in this change"])
     found = [f"tests deleted: {_names(facts.tests_deleted)}"] if facts.tests_deleted else \
-        [f"no test in the change ({_names([f.path for f in ev.cctx.files])})"]
+        [f"no test in the change ({ev._get('files named', lambda: _names([f.path for f in ev.cctx.files]))})"]
     return Judgement(Outcome.CONTRADICTED, found, ["a test added or changed in this change"])
 
 
@@ -351,7 +361,7 @@ def _judge_production_ready(claim, ev: Evidence) -> Judgement:
         return Judgement(Outcome.CONTRADICTED, run_found, ["passing tests"])
     bad, absent = ev.blocking(("placeholder", "chaos", "jail"))
     if bad:
-        return Judgement(Outcome.DOUBTFUL, [_names([_where(f) for f in bad])],
+        return Judgement(Outcome.DOUBTFUL, [_where_all(bad)],
                          ["a change without blocking placeholder/chaos/jail findings"])
     found = run_found + _tests_found(ev.facts)
     if not (ev.facts.has_tests or state == "pass"):
@@ -364,7 +374,7 @@ def _judge_production_ready(claim, ev: Evidence) -> Judgement:
 def _judge_robust(claim, ev: Evidence) -> Judgement:
     bad, absent = ev.blocking(("chaos",))
     if bad:
-        return Judgement(Outcome.DOUBTFUL, [_names([_where(f) for f in bad])],
+        return Judgement(Outcome.DOUBTFUL, [_where_all(bad)],
                          ["error handling without blocking chaos findings"])
     if absent:
         return Judgement(Outcome.UNVERIFIED, [], ["the chaos check (disabled)"])
@@ -429,7 +439,7 @@ def _judge_done(claim, ev: Evidence) -> Judgement:
         return Judgement(Outcome.CONTRADICTED, found, ["passing tests"])
     bad, absent = ev.blocking(("placeholder",))
     if bad:
-        return Judgement(Outcome.DOUBTFUL, [f"placeholders: {_names([_where(f) for f in bad])}"],
+        return Judgement(Outcome.DOUBTFUL, [f"placeholders: {_where_all(bad)}"],
                          ["a change without placeholders"])
     if absent:
         return Judgement(Outcome.UNVERIFIED, found, ["the placeholder check (disabled)"])
@@ -475,7 +485,7 @@ def _judge_performance(claim, ev: Evidence) -> Judgement:
 def _judge_secure(claim, ev: Evidence) -> Judgement:
     bad, absent = ev.blocking(("jail", "chaos"))
     if bad:
-        return Judgement(Outcome.DOUBTFUL, [_names([_where(f) for f in bad])],
+        return Judgement(Outcome.DOUBTFUL, [_where_all(bad)],
                          ["a change without blocking jail/chaos findings"])
     if absent:
         return Judgement(Outcome.UNVERIFIED, [], [f"the {', '.join(absent)} check(s) (disabled)"])
@@ -510,7 +520,7 @@ def _judge_thread_safe(claim, ev: Evidence) -> Judgement:
 
 def _judge_backward_compatible(claim, ev: Evidence) -> Judgement:
     from sentinel.intent.evidence import api_breaks
-    breaks = api_breaks(ev.digest, ev.cctx.files)
+    breaks = ev._get("api_breaks", lambda: api_breaks(ev.digest, ev.cctx.files))
     if breaks.signatures:
         return Judgement(Outcome.CONTRADICTED, [_names(breaks.signatures + breaks.removals, 2)],
                          ["defaults for new parameters, removed ones still accepted"])
@@ -525,23 +535,36 @@ def _judge_backward_compatible(claim, ev: Evidence) -> Judgement:
     return Judgement(Outcome.SUPPORTED, found)
 
 
-def _judge_no_side_effects(claim, ev: Evidence) -> Judgement:
+def _side_effects(ev: Evidence) -> dict[str, list[tuple[int, list[str]]]]:
+    """Name -> (its place among the changed symbols, its side effects) of every changed function of code files."""
     import ast
 
     from sentinel.intent.evidence import CODE, file_kind, side_effects
     kinds = {fc.path: file_kind(fc) for fc in ev.cctx.files}
-    # "`render` is pure": a claim about the functions it names, when it names some
-    named = {n.rsplit(".", 1)[-1] for n in re.findall(r"`+\s*([A-Za-z_][\w.]*)\s*(?:\(\))?\s*`+", claim.sentence)}
-    effects, analysed = [], 0
-    for s in ev.digest.symbols:
+    out: dict[str, list[tuple[int, list[str]]]] = {}
+    for i, s in enumerate(ev.digest.symbols):
         if s.action == "removed" or kinds.get(s.path, CODE) != CODE:
             continue
-        if named and s.name.rsplit(".", 1)[-1] not in named:
-            continue
         if isinstance(s.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            analysed += 1
-            for what, line in side_effects(s.node):
-                effects.append(f"{what} in {s.name} ({s.path}:{line})")
+            texts = [f"{what} in {s.name} ({s.path}:{line})" for what, line in side_effects(s.node)]
+            out.setdefault(s.name.rsplit(".", 1)[-1], []).append((i, texts))
+    return out
+
+
+def _judge_no_side_effects(claim, ev: Evidence) -> Judgement:
+    # "`render` is pure": a claim about the functions it names, when it names some
+    named = {n.rsplit(".", 1)[-1] for n in re.findall(r"`+\s*([A-Za-z_][\w.]*)\s*(?:\(\))?\s*`+", claim.sentence)}
+    if not named:  # about every changed function: the same judgement for every such claim, made once
+        return ev._get("no side effects", lambda: _side_effects_judgement(ev, named))
+    return _side_effects_judgement(ev, named)
+
+
+def _side_effects_judgement(ev: Evidence, named: set[str]) -> Judgement:
+    functions = ev._get("side effects", lambda: _side_effects(ev))  # once for every claim of the message
+    chosen = sorted(f for name in named for f in functions.get(name, ())) if named else \
+        sorted(f for group in functions.values() for f in group)
+    analysed = len(chosen)
+    effects = [text for _, texts in chosen for text in texts]
     if effects:
         return Judgement(Outcome.DOUBTFUL, [_names(effects, 2)], ["functions without I/O or global mutation"])
     if analysed:
@@ -596,11 +619,11 @@ def _checklist_contradiction(item, ev: Evidence) -> tuple[str, str] | None:
         if pattern.search(text):
             bad, _ = ev.blocking((check,))
             if bad:
-                return Outcome.DOUBTFUL, f"{what}: {_names([_where(f) for f in bad])}"
+                return Outcome.DOUBTFUL, f"{what}: {_where_all(bad)}"
     if _CL_SECRETS.search(text):
-        bad = [f for f in (ev.findings("chaos") or []) if f.rule in _CREDENTIAL_RULES]
+        bad = ev._get("credentials", lambda: [f for f in (ev.findings("chaos") or []) if f.rule in _CREDENTIAL_RULES])
         if bad:
-            return Outcome.DOUBTFUL, f"credentials in the change: {_names([_where(f) for f in bad])}"
+            return Outcome.DOUBTFUL, f"credentials in the change: {_where_all(bad)}"
     if _CL_DOCS.search(text) and not facts.doc_files:
         return Outcome.DOUBTFUL, "no documentation file is changed"
     if _CL_NEWS.search(text) and not facts.news_files:

@@ -13,6 +13,7 @@ and the diff, the file before.
 
 from __future__ import annotations
 
+from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckResult, CheckStatus, Finding, Severity
 from sentinel.rules import Rule
 
@@ -138,17 +139,36 @@ def _from_change(cctx):
     return compare(path, before_cfg, after_cfg), None
 
 
-def _line_of(cctx, path: str, key: str) -> int | None:
-    """The first added line of the config file that mentions the setting (else its first added line)."""
-    fc = next((f for f in cctx.files if f.path == path), None)
-    if fc is None or not fc.added:
-        return None
-    leaf = key.split(".")[-1]
-    for n in sorted(fc.added):
-        text = fc.added[n]
-        if leaf in text or leaf.replace("-", "_") in text:
-            return n
-    return min(fc.added)
+class _Lines:
+    """Where each setting of the config file's added lines is: read once for every setting the change makes (a
+    scan of every added line per setting made a change of thousands of settings quadratic)."""
+
+    def __init__(self, cctx, path: str):
+        fc = next((f for f in cctx.files if f.path == path), None)
+        self.numbers = sorted(fc.added) if fc is not None and fc.added else []
+        self.added = fc.added if fc is not None else {}
+        self.keys: dict[str, int] = {}  # the key a line sets (`"src/*" = [...]`, `fail-level = ...`) -> its line
+        for n in self.numbers:
+            m = _KEY_AT_START.match(self.added[n])
+            if m:
+                self.keys.setdefault(m.group(1).strip().strip("\"'"), n)
+        self.found: dict[str, int] = {}
+
+    def line_of(self, key: str) -> int | None:
+        """The added line that sets the setting, else the first one that mentions it, else the first added line."""
+        if not self.numbers:
+            return None
+        leaf = key.split(".")[-1]
+        for name in (leaf, leaf.replace("-", "_")):
+            if name in self.keys:
+                return self.keys[name]
+        if leaf not in self.found:
+            self.found[leaf] = next((n for n in self.numbers if leaf in self.added[n]
+                                     or leaf.replace("-", "_") in self.added[n]), self.numbers[0])
+        return self.found[leaf]
+
+
+_KEY_AT_START = lazy_compile(r"""\s*((?:"[^"]*"|'[^']*'|[\w.\-]+))\s*=""")
 
 
 def check_change(cctx) -> CheckResult:
@@ -165,10 +185,11 @@ def check_change(cctx) -> CheckResult:
         if change is None:
             return CheckResult(CHECK, CheckStatus.PASSED, reason="the change does not edit the gate's configuration")
     findings: list[Finding] = []
+    lines = _Lines(cctx, change.path)
     where = "in CI the base branch's configuration applies to this change"
     if change.error:
         rule = _RULE["SEN801"]
-        findings.append(Finding(rule.code, CHECK, rule.severity, change.path, _line_of(cctx, change.path, ""),
+        findings.append(Finding(rule.code, CHECK, rule.severity, change.path, lines.line_of(""),
                                 f"the configuration after this change does not load ({change.error}); {where}",
                                 hint=rule.hint))
     for item in change.items:
@@ -176,7 +197,7 @@ def check_change(cctx) -> CheckResult:
         verb = {"loosens": "loosens the gate", "tightens": "tightens the gate",
                 "changes": "changes the gate (effect unknown: treated as loosening)"}[item.effect]
         findings.append(Finding(rule.code, CHECK, rule.severity, change.path,
-                                _line_of(cctx, change.path, item.key),
+                                lines.line_of(item.key),
                                 f"{item.key}: {_show(item.before)} -> {_show(item.after)} {verb}"
                                 + (f"; {where}" if item.effect != "tightens" else ""),
                                 code=f"{item.key} = {_show(item.after)}", hint=rule.hint))

@@ -1,0 +1,72 @@
+"""Checks whose work grew with the product of two sizes of their input, found by benchmarks/scaling.py: the claims
+check formatted every placeholder finding for every claim of a message, and the gate-config check scanned every
+added line of the config file for every setting it reports. Their work is counted here, not timed (the benchmark
+measures the time)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sentinel import engine, sources
+from sentinel.config import load_config
+from sentinel.checks import claims as claims_check
+
+
+class CountingLines(dict):
+    reads = 0
+
+    def __getitem__(self, n):
+        CountingLines.reads += 1
+        return super().__getitem__(n)
+
+    def get(self, n, default=None):
+        CountingLines.reads += 1
+        return super().get(n, default)
+
+
+@pytest.mark.parametrize("n", [40, 160])
+def test_each_claim_is_judged_without_formatting_every_finding_again(repo, monkeypatch, n):
+    repo.write("app.py", "x = 1\n")
+    repo.add("app.py")
+    repo.commit("base")
+    repo.write("app.py", "".join(f"def f{i}():\n    raise NotImplementedError\n\n\n" for i in range(n)))
+    repo.add("app.py")
+    calls = []
+    real = claims_check._where
+    monkeypatch.setattr(claims_check, "_where", lambda f: calls.append(1) or real(f))
+    message = "Parsing is done.\n\n" + "\n".join(f"Step {i} of the parser is done." for i in range(n))
+    change = sources.staged(str(repo.path))
+    verdict = engine.run(change, load_config(str(repo.path), None),
+                         engine.RunOptions(message=message, only_checks=["placeholder", "claims"], jobs=1))
+    done = [f for f in verdict.findings if f.rule == "SEN604"]
+    assert done and f"+{n - 3}" in done[0].message, [f.message for f in done]  # n placeholders, 3 named
+    assert len(calls) <= 3 * (n + 1), len(calls)  # each claim names three at most: n * n before
+
+
+def _config_reads(repo, n: int) -> int:
+    repo.write("pyproject.toml", '[tool.sentinel]\nfail-level = "error"\n')
+    repo.add("pyproject.toml")
+    repo.commit("base")
+    repo.write("pyproject.toml", '[tool.sentinel]\nfail-level = "error"\n\n[tool.sentinel.per-path-ignores]\n'
+               + "".join(f'"src/p{i}/*" = ["SEN301"]\n' for i in range(n)))
+    repo.add("pyproject.toml")
+    change = sources.staged(str(repo.path))
+    [fc] = change.changeset.files
+    fc.added = CountingLines(fc.added)
+    CountingLines.reads = 0
+    verdict = engine.run(change, load_config(str(repo.path), None), engine.RunOptions(only_checks=["gateconfig"], jobs=1))
+    loosened = [f for f in verdict.findings if f.rule == "SEN801"]
+    assert len(loosened) == n
+    # every finding on the line that sets its own pattern
+    assert sorted(f.line for f in loosened) == list(range(5, 5 + n))
+    return CountingLines.reads
+
+
+def test_each_config_setting_is_found_without_reading_every_line_again(tmp_path, installed_sentinel):
+    from tests.conftest import GitRepo
+
+    reads = {}
+    for n in (40, 160):
+        reads[n] = _config_reads(GitRepo(tmp_path / str(n), installed_sentinel), n)
+    # a few reads a line, whatever the size: linear is 4 times the reads for 4 times the settings (it was 16)
+    assert reads[160] <= 5 * reads[40], reads
