@@ -159,3 +159,28 @@ def test_a_fix_whose_text_holds_a_secret_is_never_printed_or_posted(repo):
     [fx] = plan.files[0].fixes
     assert fx.finding.rule == "SEN205" and export.carries_secret(fx)
     assert export.suggestions(plan) == {} and export.sarif_fixes(plan) == {}
+
+
+
+def test_results_and_fixes_of_files_with_odd_names_point_at_those_files(repo):
+    # found by benchmarks/fuzz.py: SARIF fixes of a name that is not UTF-8 were an internal error (the report
+    # lost its fixes), and a finding of such a name, or of one with a tab, was anchored to the change's
+    # first file, without its fix, as if its own file did not exist
+    odd = os.fsdecode(b"caf\xe9.py")
+    code = "def run(raw):\n    return eval(raw)\n"
+    stage(repo, {"a.py": "X = 1\n", odd: code, "tab\there.py": code})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SENTINEL_", "PRE_COMMIT_"))}
+    out = subprocess.run([repo.sentinel_script, "check", "--format", "sarif", "--unsafe-fixes", "--no-memory"],
+                         cwd=repo.path, capture_output=True, text=True, env=env)
+    assert out.returncode == 1, out.stderr
+    assert "left out" not in out.stderr
+    doc = json.loads(out.stdout)
+    assert not schema_errors(doc), schema_errors(doc)[:3]
+    results = doc["runs"][0]["results"]
+    where = sorted(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results)
+    assert where == ["caf%E9.py", "tab%09here.py"]
+    for r in results:
+        [fix] = r["fixes"]
+        uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert fix["artifactChanges"][0]["artifactLocation"]["uri"] == uri
+        assert apply_sarif(code, fix) == "import ast\n\ndef run(raw):\n    return ast.literal_eval(raw)\n"

@@ -223,3 +223,18 @@ def test_cli_sarif_for_a_real_change_with_drift_claims_and_a_deletion(tmp_path, 
         if r["ruleId"].startswith(("SEN5", "SEN6")):
             assert r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "billing/export.py"
             assert r["message"]["text"].startswith("About ")
+
+
+def test_a_result_points_at_its_file_by_its_real_name_but_never_at_a_name_that_holds_a_secret():
+    from sentinel.models import CheckResult, CheckStatus, Verdict
+
+    odd, leaky = "tab\there.py", "keys/ghp_Zq7Xw2Lm9Rt4Yp8Kd3Vb6Nc1Hs5Jf0Ga7Qe2.py"
+    found = [_f("SEN303", "chaos", "error", path, 1, "eval of a string") for path in (odd, leaky)]
+    v = Verdict(passed=False, fail_level=Severity.WARNING, source="staged", files_changed=3, lines_added=3,
+                checks=[CheckResult("chaos", CheckStatus.FAILED, found)], findings=found)
+    files = [_fc("a.py", {1: "x = 1"}), _fc(odd, {1: "eval(raw)"}), _fc(leaky, {1: "eval(raw)"})]
+    doc = json.loads(sarif.render(v, sample_rules(), locator=Locator(files)))
+    text = json.dumps(doc)
+    assert "ghp_Zq7Xw2Lm9Rt4Yp8Kd3Vb6Nc1Hs5Jf0Ga7Qe2" not in text
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]]
+    assert uris == ["tab%09here.py", "a.py"]  # the secret's file is anchored, its name masked in the message

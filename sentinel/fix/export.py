@@ -7,20 +7,15 @@ each one independently. Built from a :class:`~sentinel.fix.model.Plan` made with
 
 from __future__ import annotations
 
-import os
 import re
-from urllib.parse import quote
 
 from sentinel.fix.context import body_and_ending, lines_of
 from sentinel.fix.model import Edit, Fix, Plan
 from sentinel.fix.splice import Lines
 from sentinel.record import Record
+from sentinel.report.sarif import artifact_uri
 
 _BACKTICKS = re.compile(r"`{3,}")
-
-
-def _uri(path: str) -> str:
-    return quote(path.replace(os.sep, "/").lstrip("/"), safe="/-._~!$&'()*+,;=@")
 
 
 def _region(edit: Edit, lines: Lines) -> dict:
@@ -42,7 +37,7 @@ def sarif_fix(fix: Fix, path: str, before: str | Lines) -> dict:
     replacements = [{"deletedRegion": _region(e, lines), "insertedContent": {"text": e.text}} for e in fix.edits]
     text = fix.description + (" [unsafe: review before applying]" if fix.safety == "unsafe" else "")
     return {"description": {"text": text},
-            "artifactChanges": [{"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"},
+            "artifactChanges": [{"artifactLocation": {"uri": artifact_uri(path), "uriBaseId": "%SRCROOT%"},
                                  "replacements": replacements}]}
 
 

@@ -70,11 +70,13 @@ class Locator:
         # Without a checkout, trust the change: a path it adds or modifies exists after it.
         return not self._known or path in self._present
 
-    def place(self, f: Finding) -> Place | None:
-        """The finding's own file and line when that file exists, else the change's anchor, else None."""
-        if not is_pseudo_path(f.path) and f.path not in self._deleted and self._exists(f.path):
-            line = f.line if f.line and f.line >= 1 else self._first_added.get(f.path, 1)
-            return Place(f.path, line)
+    def place(self, f: Finding, path: str | None = None) -> Place | None:
+        """The finding's own file and line when that file exists, else the change's anchor, else None.
+        `path`: the finding's real path when `f` is a copy for output (whose path is quoted for display)."""
+        path = f.path if path is None else path
+        if not is_pseudo_path(path) and path not in self._deleted and self._exists(path):
+            line = f.line if f.line and f.line >= 1 else self._first_added.get(path, 1)
+            return Place(path, line)
         if self.anchor is None:
             return None
         if f.path == MESSAGE_PATH:

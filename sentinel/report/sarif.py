@@ -29,7 +29,7 @@ from sentinel.models import CheckStatus, Finding, Severity, Verdict
 from sentinel.report import ruledoc
 from sentinel.report.links import PROJECT_URL, rule_url, semantic_version
 from sentinel.report.locate import Locator, is_pseudo_path
-from sentinel.redact import safe_to_post, scrub_verdict
+from sentinel.redact import display_path, safe_to_post, scrub_verdict
 from sentinel.report.terminal import redact
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -160,8 +160,10 @@ def _notifications(verdict: Verdict) -> list[dict]:
 
 
 def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None,
-            locator: Locator | None = None, fixes: dict | None = None) -> dict:
-    """``fixes``: id(finding) -> SARIF fix objects for its result (sentinel.fix.export.sarif_fixes)."""
+            locator: Locator | None = None, fixes: dict | None = None, paths: dict | None = None) -> dict:
+    """``fixes``: id(finding) -> SARIF fix objects for its result (sentinel.fix.export.sarif_fixes).
+    ``paths``: id(finding) -> its real path, for findings of a scrubbed copy whose path is quoted for display
+    (a name with a tab or bytes that are not UTF-8): the result points at the real file."""
     from sentinel.version import __version__
 
     locator = locator or Locator(None, root)
@@ -177,7 +179,7 @@ def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None
     results = []
     unplaced = []
     for f, fp in zip(verdict.findings, fingerprints(verdict.findings)):
-        place = locator.place(f)
+        place = locator.place(f, (paths or {}).get(id(f)))
         if place is None:
             unplaced.append(f)
             continue
@@ -214,14 +216,18 @@ def to_dict(verdict: Verdict, rules: dict | None = None, root: str | None = None
 def render(verdict: Verdict, rules: dict | None = None, root: str | None = None, locator: Locator | None = None,
            fixes: dict | None = None, **_) -> str:
     copies: dict[int, object] = {}
+    originals = verdict.findings
     verdict = scrub_verdict(verdict, copies)  # sentinel.redact: the one output path
     if fixes:  # keyed by id(finding): re-key to the scrubbed copies; a fix that would carry a secret is dropped
         fixes = {id(copies[k]): v for k, v in fixes.items() if k in copies and safe_to_post(v)}
+    paths = {id(copy): original.path for original in originals  # quoted only, never a path that held a secret
+             if (copy := copies.get(id(original))) is not None and copy.path != original.path
+             and redact(display_path(original.path)) == display_path(original.path)}
     if rules is None:
         rules = _all_rules()
     # Pretty-printing forces the pure-Python encoder (~20x slower); big logs are written compact.
     indent = 2 if len(verdict.findings) <= PRETTY_MAX_FINDINGS else None
-    return json.dumps(to_dict(verdict, rules, root, locator, fixes), indent=indent, ensure_ascii=False) + "\n"
+    return json.dumps(to_dict(verdict, rules, root, locator, fixes, paths), indent=indent, ensure_ascii=False) + "\n"
 
 
 def _all_rules() -> dict:
