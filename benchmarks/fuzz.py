@@ -14,9 +14,23 @@ Each case is a real diff (or a handful of them concatenated) with one to three m
 - sizes: lines of 20-200 KB made of the units that make naive regexes quadratic, long messages.
 
 Most cases also carry an injected Python file with ``eval(data)``: when every mutation applied to it is
-one Python ignores (line endings, declared encodings, odd names), the gate must still report SEN303 —
-a pass without it is a *hidden* line. Some cases carry a token and a password, in code and in the
-commit message: no report format may contain them.
+one Python ignores (line endings, declared encodings, odd names — a tab or a line break in it too), the gate
+must still report SEN303 — a pass without it is a *hidden* line. Some cases carry a token and passwords, in
+code and in the commit message, written as assignments and as prose (``db password <value>``, ``passwd
+<value>``, ``secret <value>``): no report format, nor the fix diff, may contain them; the credential line
+that ends in a bare ``# noqa`` must still be reported (a *silenced* secret).
+
+Some cases are not diffs but large whole files (as ``--all-files`` and a staged new file give them, content
+and all): thousands of repetitions of the constructs that once made a rule, a reporter or the fix planner
+quadratic (a bare except under a trailing space, eval calls, prose secrets, long lines, claims in the message),
+mixed with real source. Every case also plans its fixes (unsafe ones included) and renders them as a unified
+diff and SARIF fixes, as ``--diff-fixes`` and ``--format sarif`` do. A run is slow past 10 s, or 10 s a MB of
+input for the large ones.
+
+Some cases are hostile repositories fixed as ``--fix`` fixes them (links where the fixer writes, files swapped
+or edited between the check and the write, names with a tab or a line break), and config files in every wrong
+shape (benchmarks/fuzz_hostile.py): counted are fixer *escapes* (a change under .git or outside the tree, a
+link replaced, a temporary file left), plain files left unfixed, and wrong shapes *accepted silently*.
 
 Each case runs in a forked child (the gate's modules imported once, in the parent): parse, gate, then
 render text, concise, json, sarif, github and markdown. Counted: internal errors (anything but a
@@ -48,14 +62,32 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the checkout's sentinel, when run from a clone
+sys.path.insert(0, str(HERE))
+import fuzz_hostile  # noqa: E402 - the hostile repositories and config files, beside this file
 
 FORMATS = ("text", "concise", "json", "sarif", "github", "markdown")
+CRASH_KINDS = FORMATS + ("fix-plan",)
 SLOW_SECONDS = 10.0
 TOKEN = "ghp_" + "Zq7Xw2Lm9Rt4Yp8Kd3Vb6Nc1Hs5Jf0Ga7Qe2"
 # A made-up password planted in every case: no output may show it (the leak count).
 PASSWORD = "Vq8-r3d-fuzz-pw-53"  # sentinel: ignore[SEN304] - bait, not a credential
 INJECTED = ("import os\n\n\ndef run(data):\n    # evaluate the expression\n    return eval(data)\n\n\n"
             "def other(x):\n    return x + 1\n")
+# Passwords written as prose, with nothing between the word and the value: no output may show them either.
+PROSE = ("Kx4-pr0se-pw-17", "hunt3r!zq", "s3cr3tVq8")
+PROSE_LINE = f"db password {PROSE[0]}, passwd {PROSE[1]}, secret {PROSE[2]}"
+SECRETS = (TOKEN, PASSWORD, *PROSE)
+# Repeated in the large whole files: each once made something quadratic (issue 24), or is what redaction and
+# the blanket-comment rule must get right at scale.
+CONSTRUCTS = (
+    "def handler_{i}(raw):   \n    try:\n        return eval(raw)\n    except:\n        return None\n\n\n",
+    "value_{i} = eval(source_{i})\n",
+    "# rotated: " + PROSE_LINE + "\n",
+    'API_KEY_{i} = "' + PASSWORD + '"  # noqa\n',
+    "x_{i} = 1  # " + "a long comment " * 12 + "\n",
+    "from os.path import *\n",
+    "def stub_{i}():\n    raise NotImplementedError  # TODO: write it\n\n\n",
+)
 MB = 1024 * 1024
 
 
@@ -419,7 +451,8 @@ def injected_section(rng, how: str) -> bytes:
     elif how == "formfeed":
         content = text.replace("\ndef ", "\n\x0cdef ").encode()
     elif how == "odd-name":
-        name, content = rng.choice([b"tab\tinjected.py", b"caf\xe9/injected.py", b"Plan b/b/injected.py"]), text.encode()
+        name, content = rng.choice([b"tab\tinjected.py", b"caf\xe9/injected.py", b"Plan b/b/injected.py",
+                                    b"line\nbreak.py"]), text.encode()
     else:
         content = text.encode()
     lines = content.split(b"\n")
@@ -432,8 +465,38 @@ def injected_section(rng, how: str) -> bytes:
 
 # --- cases --------------------------------------------------------------------------------------
 
+def make_whole_file_case(corpus: list[dict], rng, index: int) -> dict:
+    """A large new file with its content (as --all-files or a staged file gives it): real source and thousands
+    of the constructs of CONSTRUCTS, in a random mix; a message of claims to judge against it."""
+    parts, size = [], rng.choice([200_000, 1_000_000, 3_000_000])
+    got, i = 0, 0
+    while got < size:
+        if rng.random() < 0.3:
+            real = rng.choice(corpus)["diff"]
+            piece = b"".join(ln[1:] + b"\n" for ln in real.split(b"\n") if ln[:1] == b"+" and not ln.startswith(b"+++"))
+            piece = piece.decode("utf-8", "replace")
+        else:
+            piece = rng.choice(CONSTRUCTS).replace("{i}", str(i))
+        parts.append(piece)
+        got += len(piece)
+        i += 1
+    text = "".join(parts)
+    message = "Rewrite the handlers. " + rng.choice(["All tests pass. ", "Done. ", "No side effects. "]) * \
+        rng.randint(10, 2000) + f"\n\nStaging {PROSE_LINE}."
+    path = rng.choice(["app/handlers.py", "src/big_module.py", "tab\there.py", "line\nbreak.py"])
+    return {"index": index, "whole": (path, text), "data": b"", "message": message, "mutations": ["whole-file"],
+            "inject": None, "expect_eval": True, "expect_secret": True}
+
+
 def make_case(corpus: list[dict], index: int, seed: int) -> dict:
     rng = random.Random(seed * 1_000_003 + index)
+    kind = rng.random()
+    if kind < 0.02:
+        return make_whole_file_case(corpus, rng, index)
+    if kind < 0.05:
+        return fuzz_hostile.make_fix_case(rng, index)
+    if kind < 0.09:
+        return fuzz_hostile.make_config_case(rng, index)
     base = rng.choice(corpus)
     data, message = base["diff"], base["message"]
     names = []
@@ -453,9 +516,10 @@ def make_case(corpus: list[dict], index: int, seed: int) -> dict:
         how = rng.choice(["identity", "crlf", "lone-cr", "mixed-endings", "latin1-declared", "utf7-declared", "bom",
                           "formfeed", "odd-name"])
         data = data + injected_section(rng, how)
-    if rng.random() < 0.25:
+    secret = rng.random() < 0.25
+    if secret:
         data = data + injected_secret_section()
-        message = f"{message}\n\nAll tests pass. Staging password is {PASSWORD}, token {TOKEN}."
+        message = f"{message}\n\nAll tests pass. Staging password is {PASSWORD}, token {TOKEN}, {PROSE_LINE}."
         names.append("secret")
     if rng.random() < 0.05:
         message = message + " " + rng.choice(["all tests pass ", "fixed ", "`", "~", "not "]) * rng.randint(2000, 8000)
@@ -463,12 +527,12 @@ def make_case(corpus: list[dict], index: int, seed: int) -> dict:
     # The eval must be found when the diff is still what git would write: every mutation preserving.
     expect_hidden_check = inject and all(n in PRESERVING for n in names)
     return {"index": index, "data": data, "message": message, "mutations": names, "inject": how,
-            "expect_eval": expect_hidden_check}
+            "expect_eval": expect_hidden_check, "expect_secret": secret}
 
 
 def injected_secret_section() -> bytes:
     lines = [f'API_TOKEN = "{TOKEN}"', f'DB_PASSWORD = "{PASSWORD}"  # TODO: rotate',
-             f"# password is {PASSWORD}"]
+             f"# password is {PASSWORD}", f'ADMIN_PASSWORD = "{PASSWORD}"  # noqa', f"# {PROSE_LINE}"]
     return (b"diff --git a/settings_fuzz.py b/settings_fuzz.py\nnew file mode 100644\n--- /dev/null\n"
             b"+++ b/settings_fuzz.py\n@@ -0,0 +1,%d @@\n" % len(lines)
             + b"".join(b"+" + ln.encode() + b"\n" for ln in lines))
@@ -482,13 +546,24 @@ def child_run(case: dict) -> dict:
     from sentinel.diffparse import decode_diff, parse_diff
     from sentinel.errors import SentinelError
     from sentinel.report import render
+    from sentinel.models import ChangeSet
     from sentinel.sources import Change
 
-    out: dict = {"outcome": None, "internal": None, "crashes": {}, "leaks": [], "hidden": False}
+    if case.get("kind") == "fix":
+        return fuzz_hostile.run_fix_case(case)
+    if case.get("kind") == "config":
+        return fuzz_hostile.run_config_case(case)
+    out: dict = {"outcome": None, "internal": None, "crashes": {}, "leaks": [], "hidden": False, "silenced": False}
     try:
-        cs = parse_diff(decode_diff(case["data"]), source="fuzz")
-        verdict = engine.run(Change(cs, content_rev=None), Config(),
-                             engine.RunOptions(message=case["message"]))
+        if case.get("whole"):  # a whole file with its content, as --all-files gives it
+            path, text = case["whole"]
+            data = text.encode("utf-8", "surrogateescape")
+            cs = ChangeSet(files=whole_file(path, text), source="fuzz")
+            change = Change(cs, content_rev="", preread={path: data})
+        else:
+            cs = parse_diff(decode_diff(case["data"]), source="fuzz")
+            change = Change(cs, content_rev=None, preread=_stand_ins(cs))
+        verdict = engine.run(change, Config(), engine.RunOptions(message=case["message"]))
     except SentinelError as exc:
         out["outcome"] = "refused"
         out["reason"] = str(exc)[:300]
@@ -503,20 +578,55 @@ def child_run(case: dict) -> dict:
     rules = {f.rule for f in verdict.findings}
     if case["expect_eval"] and "SEN303" not in rules and verdict.passed:
         out["hidden"] = True
+    if case.get("expect_secret") and not any(f.rule == "SEN304" and _noqa_line(cs, f) for f in verdict.findings):
+        out["silenced"] = True  # the credential behind a bare `# noqa` was not reported
+    fixes = None
+    try:  # the fixes, as --diff-fixes prints them (redacted line by line) and SARIF carries them
+        from sentinel.fix import export, planner
+        from sentinel.redact import redact
+
+        plan = planner.plan(change, verdict.findings, Config(), unsafe=True, require_worktree=False)
+        shown = "".join(redact(ln) for ln in "".join(planner.unified_diff(fp) for fp in plan.changed_files)
+                        .splitlines(keepends=True))
+        fixes = export.sarif_fixes(plan)
+        if [s for s in SECRETS if s in shown]:
+            out["leaks"].append("fix-diff")
+    except Exception as exc:
+        out["crashes"]["fix-plan"] = f"{type(exc).__name__}: {exc}"[:300]
     for fmt in FORMATS:
         try:
-            text = render(verdict, fmt)
+            text = render(verdict, fmt, fixes=fixes) if fmt == "sarif" else render(verdict, fmt)
             text.encode("utf-8")
             if fmt in ("json", "sarif"):
                 json.loads(text)
             elif "\x1b" in text:
                 raise ValueError("raw terminal escape in the output")
-            leaked = [s for s in (TOKEN, PASSWORD) if s in text]
+            leaked = [s for s in SECRETS if s in text]
             if leaked:
                 out["leaks"].append(fmt)
         except Exception as exc:
             out["crashes"][fmt] = f"{type(exc).__name__}: {exc}"[:300]
     return out
+
+
+def whole_file(path: str, text: str):
+    from sentinel.sources import whole_files_from
+
+    return whole_files_from({path: text.encode("utf-8", "surrogateescape")})
+
+
+def _stand_ins(cs) -> dict[str, bytes]:
+    """What a diff shows of each file, as the content the fix planner reads (a fuzz case has no working tree)."""
+    from sentinel.checks.base import stand_in_text
+
+    return {fc.path: stand_in_text(fc).encode("utf-8", "surrogateescape") for fc in cs.files
+            if not fc.is_binary and fc.status.value != "deleted"}
+
+
+def _noqa_line(cs, finding) -> bool:
+    fc = next((f for f in cs.files if f.path == finding.path), None)
+    line = fc.added.get(finding.line, "") if fc is not None and finding.line else ""
+    return line.rstrip().endswith("# noqa")
 
 
 def run_forked(case: dict, timeout: float) -> dict:
@@ -568,7 +678,9 @@ def worker(corpus, indexes, seed, timeout, conn) -> None:
         for i in indexes:
             case = make_case(corpus, i, seed)
             res = run_forked(case, timeout)
-            res.update(index=i, mutations=case["mutations"], inject=case["inject"], input_bytes=len(case["data"]) +
+            size = len(case["data"]) + len(case["whole"][1]) if case.get("whole") else len(case["data"])
+            size += len(case.get("body", "")) + len(case.get("config", b""))
+            res.update(index=i, mutations=case["mutations"], inject=case["inject"], input_bytes=size +
                        len(case["message"].encode("utf-8", "surrogateescape")))
             conn.send(res)
         conn.send(None)
@@ -592,6 +704,8 @@ def run_cli_sample(corpus, count: int, seed: int, script: str) -> dict:
     work = Path(tempfile.mkdtemp(prefix="sentinel-fuzz-cli-"))
     for k in range(count):
         case = make_case(corpus, 10_000_000 + k, seed)
+        if case.get("whole") or case.get("kind"):
+            continue  # whole files, repositories and configs: in-process only (tests/ run them as scripts)
         diff = work / "case.diff"
         diff.write_bytes(case["data"])
         msg = work / "msg.txt"
@@ -612,7 +726,7 @@ def run_cli_sample(corpus, count: int, seed: int, script: str) -> dict:
                 text = proc.stdout.decode("utf-8")
                 if fmt in ("json", "sarif"):
                     json.loads(text)
-                if TOKEN in text or PASSWORD in text or "\x1b" in text:
+                if any(s in text for s in SECRETS) or "\x1b" in text:
                     raise ValueError("secret or escape in the output")
             except ValueError as exc:
                 crashes[fmt] += 1
@@ -672,10 +786,17 @@ def main() -> int:
         p.join()
 
     internal = [r for r in results if r.get("internal")]
-    crashes = {fmt: [r for r in results if fmt in r.get("crashes", {})] for fmt in FORMATS}
+    crashes = {fmt: [r for r in results if fmt in r.get("crashes", {})] for fmt in CRASH_KINDS}
     leaks = [r for r in results if r.get("leaks")]
     hidden = [r for r in results if r.get("hidden")]
-    slow = [r for r in results if r["seconds"] > SLOW_SECONDS]
+    silenced = [r for r in results if r.get("silenced")]
+    slow = [r for r in results if r["seconds"] > SLOW_SECONDS * max(1.0, r["input_bytes"] / MB)]
+    whole = [r for r in results if "whole-file" in r["mutations"]]
+    fix_cases = [r for r in results if "fix-repo" in r["mutations"]]
+    escapes = [r for r in fix_cases if r.get("escapes")]
+    missed = [r for r in fix_cases if r.get("missed")]
+    configs = [r for r in results if "config" in r["mutations"]]
+    lax = [r for r in configs if r.get("accepted_silently")]
     over = [r for r in results if r["peak_rss"] > 5 * r["input_bytes"] + 100 * MB]
     refused = sum(1 for r in results if r.get("outcome") == "refused")
     big = [r for r in results if r["input_bytes"] >= 1 * MB]
@@ -687,15 +808,28 @@ def main() -> int:
     print("crashes per format: " + ", ".join(f"{fmt} {len(v)}" for fmt, v in crashes.items()))
     print(f"secrets in an output: {len(leaks)}")
     print(f"known-bad line hidden (exit 0 without SEN303): {len(hidden)}")
+    print(f"secret behind a bare noqa not reported: {len(silenced)}")
+    if whole:
+        rate = max(r["seconds"] / (r["input_bytes"] / MB) for r in whole)
+        print(f"large whole files: {len(whole)} (up to {max(r['input_bytes'] for r in whole) / MB:.1f} MB), "
+              f"slowest {rate:.1f} s a MB")
+    if fix_cases:
+        print(f"hostile repositories fixed: {len(fix_cases)}; fixer escapes (.git, outside the tree, a link, a "
+              f"temporary file left): {len(escapes)}; plain files not fixed: {len(missed)}")
+    if configs:
+        print(f"config files: {len(configs)} ({sum(r.get('outcome') == 'refused' for r in configs)} refused, "
+              f"exit 2); wrong shapes accepted silently: {len(lax)}")
     print(f"runs over {SLOW_SECONDS:.0f} s: {len(slow)} (slowest {max(r['seconds'] for r in results):.1f} s)")
     print(f"peak RSS over 5 x input + 100 MB: {len(over)} (largest peak {worst['peak_rss'] / MB:.0f} MB for "
           f"{worst['input_bytes'] / MB:.2f} MB of input)")
     if ratio is not None:
         print(f"peak RSS above the baseline per input byte, inputs of 1 MB or more ({len(big)}): max {ratio:.1f}x")
-    for title, rows in (("internal", internal), ("slow", slow), ("hidden", hidden), ("over", over)):
+    for title, rows in (("internal", internal), ("slow", slow), ("hidden", hidden), ("silenced", silenced),
+                        ("escape", escapes), ("missed", missed), ("lax", lax), ("over", over)):
         for r in rows[:8]:
             print(f"  {title}: case {r['index']} {r['mutations']} inject={r['inject']} {r['seconds']:.1f}s "
-                  f"{r['peak_rss'] / MB:.0f}MB {r.get('internal') or ''}")
+                  f"{r['peak_rss'] / MB:.0f}MB {r.get('internal') or ''}{r.get('escapes') or ''}"
+                  f"{r.get('why_missed') or ''}{r.get('config_text') or ''}")
     for fmt, rows in crashes.items():
         for r in rows[:3]:
             print(f"  crash {fmt}: case {r['index']} {r['mutations']} {r['crashes'][fmt]}")
@@ -711,7 +845,7 @@ def main() -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"results": results, "cli": cli, "baseline_rss": base_rss}, fh)
-    bad = internal or any(crashes.values()) or leaks or hidden or slow or over or (cli and (cli["internal"] or any(
+    bad = internal or any(crashes.values()) or leaks or hidden or silenced or escapes or lax or slow or over or (cli and (cli["internal"] or any(
         cli["crashes"].values())))
     return 1 if bad else 0
 

@@ -222,12 +222,19 @@ def whole_files(root: str, paths: list[str], rev: str | None = None,
     the bytes read (Change.preread: the checks then read no file twice — a whole tree is 20 MB)."""
     prefix = f"{rev}:" if rev else ":"
     blobs = gitio.read_blobs(root, [f"{prefix}{p}" for p in paths])
+    return whole_files_from({p: blobs.pop(f"{prefix}{p}", None) for p in paths}, contents,
+                            missing=f"not in {'the index' if not rev else rev[:12]}")
+
+
+def whole_files_from(blobs: dict[str, bytes | None], contents: dict[str, bytes] | None = None,
+                     missing: str = "not readable") -> list[FileChange]:
+    """Files with these contents (None: `missing`) as all-added changes."""
     files: list[FileChange] = []
-    for p in paths:
-        data = blobs.pop(f"{prefix}{p}", None)
+    for p in list(blobs):
+        data = blobs.pop(p)
         fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown")
         if data is None:
-            fc.unreadable = f"not in {'the index' if not rev else rev[:12]}"
+            fc.unreadable = missing
         elif b"\0" in data[:8000]:
             fc.status, fc.is_binary = FileStatus.BINARY, True  # never read by a check: its bytes are not kept
         else:
