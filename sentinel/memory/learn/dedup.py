@@ -44,13 +44,19 @@ def merge_into(keep: dict, other: dict) -> dict:
         if ref and ref not in refs:
             refs.append(ref)
     prov["references"] = refs[:20]
-    # the other fix touched its own files: the code map should point at the merged card from them too
+    # the other fix touched its own files and functions: location-aware recall should find the merged card there
     files = list(keep.get("tags", {}).get("files", []))
     for path in other.get("tags", {}).get("files", []):
         if path not in files:
             files.append(path)
     if files:
         keep.setdefault("tags", {})["files"] = files[:30]
+    symbols = list(keep.get("tags", {}).get("symbols", []))
+    for sym in other.get("tags", {}).get("symbols", []):
+        if sym not in symbols:
+            symbols.append(sym)
+    if symbols:
+        keep.setdefault("tags", {})["symbols"] = symbols[:30]
     return keep
 
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sentinel.gitio import feed_stdin
+from sentinel.memory.learn.codechange import MAX_SOURCE as MAX_BLOB
+from sentinel.memory.learn.codechange import PY_FILE
 from sentinel.memory.learn.model import Candidate, FileDiff
 from sentinel.memory.learn.paths import is_bugfix_fragment, role
 
@@ -244,6 +246,65 @@ def build_candidate(c: CommitMeta, diffs: dict[str, str], truncated: bool, repos
     return cand, ""
 
 
+class Blobs:
+    """The versions of files before and after a commit, from one `git cat-file --batch` asked one blob at a
+    time (git flushes each answer, so a question and its answer never wait on each other)."""
+
+    def __init__(self, root: str):
+        try:
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                ["git", "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL)
+        except OSError:
+            self.proc = None
+
+    def get(self, spec: str) -> tuple[bool, str | None]:
+        """(known, text): (True, None) for a file that does not exist there, (False, None) when it could not be
+        read (too large for the AST, or git failed)."""
+        proc = self.proc
+        if proc is None or "\n" in spec:
+            return False, None
+        try:
+            proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline()
+            fields = header.rstrip(b"\n").rsplit(b" ", 2)
+            if not header.endswith(b"\n"):
+                raise OSError("cat-file ended")
+            if fields[-1] in (b"missing", b"ambiguous") or len(fields) < 3:
+                return True, None
+            size = int(fields[-1])
+            data = proc.stdout.read(size)
+            proc.stdout.read(1)
+            if fields[1] != b"blob" or len(data) != size:
+                return False, None
+        except (OSError, ValueError):
+            self.close()
+            return False, None
+        if size > MAX_BLOB:
+            return False, None
+        return True, data.decode("utf-8", "replace")
+
+    def fill(self, cand: Candidate) -> None:
+        """Read both versions of the candidate's changed Python source and test files."""
+        for f in cand.files:
+            if f.role in ("source", "test") and PY_FILE.search(f.path):
+                known_b, before = self.get(f"{cand.sha}^:{f.path}")
+                known_a, after = self.get(f"{cand.sha}:{f.path}")
+                if known_b and known_a and (before is not None or after is not None):
+                    f.before, f.after, f.fetched = before, after, True
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            proc.wait()
+
+
 def candidates(root: str, repository: str, *, rev: str = "HEAD", since: str | None = None,
                until: str | None = None, max_commits: int | None = None, seen: set[str] | None = None,
                counts: dict | None = None, progress: Callable[[str, int, int], None] | None = None):
@@ -262,17 +323,23 @@ def candidates_of(root: str, repository: str, commits: list[CommitMeta], counts:
     by_sha = {c.sha: (c, r) for c, r in chosen}
     rejected: dict[str, int] = {}
     n = 0
-    for i, (sha, diffs, truncated, line_counts) in enumerate(stream_diffs(root, [c.sha for c, _ in chosen]), 1):
-        if progress:
-            progress("diffs", i, len(chosen))
-        if sha not in by_sha:
-            continue
-        meta, reasons = by_sha[sha]
-        cand, why = build_candidate(meta, diffs, truncated, repository, reasons, line_counts)
-        if cand is None:
-            rejected[why] = rejected.get(why, 0) + 1
-            continue
-        n += 1
-        yield cand
+    blobs = Blobs(root)
+    try:
+        for i, (sha, diffs, truncated, line_counts) in enumerate(stream_diffs(root, [c.sha for c, _ in chosen]),
+                                                                 1):
+            if progress:
+                progress("diffs", i, len(chosen))
+            if sha not in by_sha:
+                continue
+            meta, reasons = by_sha[sha]
+            cand, why = build_candidate(meta, diffs, truncated, repository, reasons, line_counts)
+            if cand is None:
+                rejected[why] = rejected.get(why, 0) + 1
+                continue
+            blobs.fill(cand)
+            n += 1
+            yield cand
+    finally:
+        blobs.close()
     counts["candidates"] = n
     counts["not_candidates"] = rejected
