@@ -611,28 +611,28 @@ def compare(old_nodes: list[ast.AST], new_nodes: list[ast.AST], old_def: ast.AST
 def _handler_paths(scope: ast.AST | None) -> list[tuple[str, str]]:
     """(handler types, the loops and with-blocks around its try) of each handler of a function, in order."""
     out: list[tuple[str, str]] = []
-
-    def walk(body: list, around: tuple[str, ...]) -> None:
-        for stmt in body:
-            if isinstance(stmt, _SCOPES):
-                continue
-            if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-                for h in stmt.handlers:
-                    out.append((text(h.type) if h.type is not None else "", " > ".join(around)))
-            inner = around
-            if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-                inner = around + (f"for {text(stmt.target)} in {text(stmt.iter)}" if not isinstance(stmt, ast.While)
-                                  else f"while {text(stmt.test)}",)
-            for name in _BODIES:
-                value = getattr(stmt, name, None)
-                if isinstance(value, list):
-                    walk([v for v in value if isinstance(v, ast.stmt)], inner)
-            for h in getattr(stmt, "handlers", []) or []:
-                walk(h.body, inner)
-
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        walk(scope.body, ())
+        _walk_handlers(scope.body, (), out)
     return out
+
+
+def _walk_handlers(body: list, around: tuple[str, ...], out: list[tuple[str, str]]) -> None:
+    for stmt in body:
+        if isinstance(stmt, _SCOPES):
+            continue
+        if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            for h in stmt.handlers:
+                out.append((text(h.type) if h.type is not None else "", " > ".join(around)))
+        inner = around
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            inner = around + (f"for {text(stmt.target)} in {text(stmt.iter)}" if not isinstance(stmt, ast.While)
+                              else f"while {text(stmt.test)}",)
+        for name in ("body", "orelse", "finalbody"):
+            value = getattr(stmt, name, None)
+            if isinstance(value, list):
+                _walk_handlers([v for v in value if isinstance(v, ast.stmt)], inner, out)
+        for h in getattr(stmt, "handlers", []) or []:
+            _walk_handlers(h.body, inner, out)
 
 
 def _moved_handlers(old_def: ast.AST | None, new_def: ast.AST | None) -> list[Change]:

@@ -90,25 +90,27 @@ class Def:
 def defs_of(tree: ast.AST) -> list[Def]:
     """Every function and class, nested ones too, with its dotted name (`Class.method`, `outer.inner`) and its
     lines (decorators included), in source order."""
+    # (iterative: a recursive closure is a reference cycle, and the CLI runs with the cyclic GC off)
     out: list[Def] = []
-
-    def visit(body: list, prefix: str) -> None:
+    stack: list[tuple[list, str]] = [(list(getattr(tree, "body", [])), "")]
+    while stack:
+        body, prefix = stack.pop()
+        found: list[tuple[list, str]] = []
         for node in body:
             if isinstance(node, astchange._SCOPES):
                 q = prefix + node.name
                 start = min([d.lineno for d in node.decorator_list] + [node.lineno])
                 out.append(Def(q, node, start, node.end_lineno or node.lineno))
-                visit(node.body, q + ".")
+                found.append((node.body, q + "."))
             elif isinstance(node, ast.stmt):
                 for name in ("body", "orelse", "finalbody"):
-                    visit(getattr(node, name, []) or [], prefix)
+                    found.append((getattr(node, name, []) or [], prefix))
                 for h in getattr(node, "handlers", []) or []:
-                    visit(h.body, prefix)
+                    found.append((h.body, prefix))
                 for case in getattr(node, "cases", []) or []:
-                    visit(case.body, prefix)
-
-    visit(getattr(tree, "body", []), "")
-    return out
+                    found.append((case.body, prefix))
+        stack.extend(reversed(found))
+    return sorted(out, key=lambda d: (d.start, d.qualname))
 
 
 def innermost(defs: list[Def], line: int) -> Def | None:
