@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from itertools import accumulate
 from dataclasses import dataclass, field
 
 from sentinel.memory.learn import astchange
@@ -95,22 +96,26 @@ def defs_of(tree: ast.AST) -> list[Def]:
     stack: list[tuple[list, str]] = [(list(getattr(tree, "body", [])), "")]
     while stack:
         body, prefix = stack.pop()
-        found: list[tuple[list, str]] = []
         for node in body:
-            if isinstance(node, astchange._SCOPES):
+            if isinstance(node, _SCOPES):
                 q = prefix + node.name
                 start = min([d.lineno for d in node.decorator_list] + [node.lineno])
                 out.append(Def(q, node, start, node.end_lineno or node.lineno))
-                found.append((node.body, q + "."))
-            elif isinstance(node, ast.stmt):
+                stack.append((node.body, q + "."))
+            elif isinstance(node, _BLOCKS):
                 for name in ("body", "orelse", "finalbody"):
-                    found.append((getattr(node, name, []) or [], prefix))
-                for h in getattr(node, "handlers", []) or []:
-                    found.append((h.body, prefix))
-                for case in getattr(node, "cases", []) or []:
-                    found.append((case.body, prefix))
-        stack.extend(reversed(found))
+                    stack.append((getattr(node, name, None) or [], prefix))
+                for h in getattr(node, "handlers", None) or []:
+                    stack.append((h.body, prefix))
+                for case in getattr(node, "cases", None) or []:
+                    stack.append((case.body, prefix))
     return sorted(out, key=lambda d: (d.start, d.qualname))
+
+
+_SCOPES = astchange._SCOPES
+# statements that hold other statements (where a definition may sit)
+_BLOCKS = tuple(t for t in (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+                            getattr(ast, "TryStar", None), getattr(ast, "Match", None)) if t is not None)
 
 
 def innermost(defs: list[Def], line: int) -> Def | None:
@@ -226,9 +231,7 @@ def regions(source: str, lines: set[int]) -> str | None:
     text = source.split("\n")
     if not lines or max(lines) > len(text) or min(lines) < 1:
         return None
-    offsets = [0]
-    for line in text[:-1]:
-        offsets.append(offsets[-1] + len(line) + 1)
+    offsets = [0, *accumulate(map((1).__add__, map(len, text[:-1])))]  # where each line starts (no Python loop)
     bounds = _starts(source, offsets, 1, len(text), "")
     keep: set[tuple[int, int]] = set()
     classes: dict[tuple[int, int], tuple | None] = {}

@@ -96,6 +96,7 @@ def list_commits(root: str, rev: str = "HEAD", since: str | None = None, until: 
     return commits
 
 
+MAX_FILES = 60  # Python files of one candidate read for the AST (a larger fix is read from its diff)
 MAX_CHANGED_LINES = 4_000  # a commit changing more lines than this is a mass change, not one fix
 MAX_CHANGED_FILES = 150  # ... and one changing more files than this (known before its patch is read)
 
@@ -258,41 +259,44 @@ class Blobs:
         except OSError:
             self.proc = None
 
-    def get(self, spec: str) -> tuple[bool, str | None]:
-        """(known, text): (True, None) for a file that does not exist there, (False, None) when it could not be
-        read (too large for the AST, or git failed)."""
+    def get(self, specs: list[str]) -> list[tuple[bool, str | None]]:
+        """(known, text) of each spec, asked in one write (a few lines: the pipe takes them before git answers):
+        (True, None) for a file that does not exist there, (False, None) when it could not be read (too large for
+        the AST, or git failed)."""
         proc = self.proc
-        if proc is None or "\n" in spec:
-            return False, None
+        if proc is None or any("\n" in s for s in specs):
+            return [(False, None)] * len(specs)
+        out: list[tuple[bool, str | None]] = []
         try:
-            proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+            proc.stdin.write("".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape"))
             proc.stdin.flush()
-            header = proc.stdout.readline()
-            fields = header.rstrip(b"\n").rsplit(b" ", 2)
-            if not header.endswith(b"\n"):
-                raise OSError("cat-file ended")
-            if fields[-1] in (b"missing", b"ambiguous") or len(fields) < 3:
-                return True, None
-            size = int(fields[-1])
-            data = proc.stdout.read(size)
-            proc.stdout.read(1)
-            if fields[1] != b"blob" or len(data) != size:
-                return False, None
+            for _ in specs:
+                header = proc.stdout.readline()
+                fields = header.rstrip(b"\n").rsplit(b" ", 2)
+                if not header.endswith(b"\n"):
+                    raise OSError("cat-file ended")
+                if fields[-1] in (b"missing", b"ambiguous") or len(fields) < 3:
+                    out.append((True, None))
+                    continue
+                size = int(fields[-1])
+                data = proc.stdout.read(size)
+                proc.stdout.read(1)
+                if fields[1] != b"blob" or len(data) != size or size > MAX_BLOB:
+                    out.append((False, None))
+                else:
+                    out.append((True, data.decode("utf-8", "replace")))
         except (OSError, ValueError):
             self.close()
-            return False, None
-        if size > MAX_BLOB:
-            return False, None
-        return True, data.decode("utf-8", "replace")
+            return [(False, None)] * len(specs)
+        return out
 
     def fill(self, cand: Candidate) -> None:
         """Read both versions of the candidate's changed Python source and test files."""
-        for f in cand.files:
-            if f.role in ("source", "test") and PY_FILE.search(f.path):
-                known_b, before = self.get(f"{cand.sha}^:{f.path}")
-                known_a, after = self.get(f"{cand.sha}:{f.path}")
-                if known_b and known_a and (before is not None or after is not None):
-                    f.before, f.after, f.fetched = before, after, True
+        files = [f for f in cand.files if f.role in ("source", "test") and PY_FILE.search(f.path)][:MAX_FILES]
+        got = self.get([spec for f in files for spec in (f"{cand.sha}^:{f.path}", f"{cand.sha}:{f.path}")])
+        for f, (known_b, before), (known_a, after) in zip(files, got[::2], got[1::2]):
+            if known_b and known_a and (before is not None or after is not None):
+                f.before, f.after, f.fetched = before, after, True
 
     def close(self) -> None:
         proc, self.proc = self.proc, None

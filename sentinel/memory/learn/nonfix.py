@@ -69,6 +69,7 @@ def reason(cand: Candidate, analysis: Analysis) -> str:
         return "no behavioural change (docstrings, comments, annotations or formatting only)"
     if strong:
         return ""
+
     worded = fix_wording(subject)
     conv = _CONVENTIONAL.match(subject)
     if conv and conv.group(1).lower() not in ("revert",) and not (conv.group(1).lower() == "perf" and worded):

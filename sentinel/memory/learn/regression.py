@@ -33,26 +33,77 @@ class RegressionTest:
     assertion: str = ""  # the check that pins the bug, one line
 
 
-def _checks(node: ast.AST) -> list[tuple[int, str, ast.AST]]:
-    """(line, text, node) of each check in a test function, in source order."""
+def _checks(node: ast.AST) -> list[tuple[int, ast.AST]]:
+    """(line, node) of each check in a test function, in source order: an `assert`, a `with pytest.raises()`
+    block, an assertion call."""
     out = []
-    for sub in ast.walk(node):
+    for sub in _statements(node):
         if isinstance(sub, ast.Assert):
-            out.append((sub.lineno, astchange.text(sub, MAX_ASSERTION), sub))
+            out.append((sub.lineno, sub))
         elif isinstance(sub, (ast.With, ast.AsyncWith)):
-            for item in sub.items:
-                expr = item.context_expr
-                if isinstance(expr, ast.Call) and _RAISES_CALL.search(astchange.dotted(expr.func)):
-                    body = astchange.text(sub.body[0], 90) if sub.body else ""
-                    out.append((sub.lineno, f"with {astchange.text(expr, 90)}: {body}".strip(), sub))
+            if any(isinstance(i.context_expr, ast.Call) and _RAISES_CALL.search(astchange.dotted(i.context_expr.func))
+                   for i in sub.items):
+                out.append((sub.lineno, sub))
         elif isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call):
             name = astchange.dotted(sub.value.func)
             if _ASSERT_CALL.search(name.rsplit(".", 1)[-1]) or _RAISES_CALL.search(name):
-                out.append((sub.lineno, astchange.text(sub.value, MAX_ASSERTION), sub))
+                out.append((sub.lineno, sub))
     return sorted(out, key=lambda x: x[0])
 
 
+def _statements(node: ast.AST) -> list[ast.AST]:
+    """Every statement under a function, nested blocks included (checks are statements: no need to visit every
+    expression node)."""
+    out: list[ast.AST] = []
+    stack = list(getattr(node, "body", []))
+    while stack:
+        stmt = stack.pop()
+        out.append(stmt)
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(stmt, name, None) or [])
+        for h in getattr(stmt, "handlers", None) or []:
+            stack.extend(h.body)
+        for case in getattr(stmt, "cases", None) or []:
+            stack.extend(case.body)
+    return out
+
+
+def _check_text(node: ast.AST) -> str:
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        expr = next(i.context_expr for i in node.items if isinstance(i.context_expr, ast.Call))
+        body = astchange.text(node.body[0], 90) if node.body else ""
+        return f"with {astchange.text(expr, 90)}: {body}".strip()
+    if isinstance(node, ast.Expr):
+        return astchange.text(node.value, MAX_ASSERTION)
+    return astchange.text(node, MAX_ASSERTION)
+
+
+def _words(node: ast.AST) -> set[str]:
+    out = set()
+    for x in ast.walk(node):
+        if isinstance(x, ast.Name):
+            out.add(x.id.lower())
+        elif isinstance(x, ast.Attribute):
+            out.add(x.attr.lower())
+    return out
+
+
+def _pick_node(checks: list[tuple[int, ast.AST]], names: set[str]) -> str:
+    """The check that names what the fix changed, else one that expects an exception, else the last."""
+    if not checks:
+        return ""
+    low = {n.lower() for n in names if len(n) >= 3}
+
+    def score(item):
+        line, node = item
+        raises = isinstance(node, (ast.With, ast.AsyncWith)) or "raises" in " ".join(_words(node))
+        return (bool(_words(node) & low), raises, line)
+
+    return _check_text(max(checks, key=score)[1])
+
+
 def _pick(checks: list[tuple[int, str]], names: set[str]) -> str:
+    """The same choice among checks known by their text alone (the diff's lines)."""
     if not checks:
         return ""
     low = {n.lower() for n in names if len(n) >= 3}
@@ -60,9 +111,8 @@ def _pick(checks: list[tuple[int, str]], names: set[str]) -> str:
     def score(item):
         line, text = item
         words = {w.lower() for w in re.findall(r"[A-Za-z_]\w+", text)}
-        named = bool(words & low)
         raises = text.startswith("with ") or "raises" in text.lower()
-        return (named, raises, line)
+        return (bool(words & low), raises, line)
 
     return max(checks, key=score)[1]
 
@@ -86,10 +136,9 @@ def from_file(path: str, diff: str, after: str | None, fetched: bool, names: set
         if not lines & added:
             continue
         new = d.node.lineno in added  # its `def` line is the fix's: a new test
-        checks = [(n, t) for n, t, _ in _checks(d.node) if n in added]
-        if not checks and new:
-            checks = [(n, t) for n, t, _ in _checks(d.node)]
-        out.append(RegressionTest(d.qualname, path, new, _pick(checks, names)))
+        every = _checks(d.node)
+        checks = [(n, c) for n, c in every if n in added] or (every if new else [])
+        out.append(RegressionTest(d.qualname, path, new, _pick_node(checks, names)))
     return out
 
 

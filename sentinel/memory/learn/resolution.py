@@ -36,7 +36,17 @@ class Located:
 class Analysis:
     files: list[FileChanges] = field(default_factory=list)  # Python source files, most changed first
     other_sources: list[str] = field(default_factory=list)  # changed source files that are not Python
-    tests: list[RegressionTest] = field(default_factory=list)
+    test_files: list = field(default_factory=list)  # the changed test files (FileDiff), read on first use
+    _tests: list[RegressionTest] | None = None
+
+    @property
+    def tests(self) -> list[RegressionTest]:
+        """The tests the fix added or changed (read when a card is written: most candidates never need them)."""
+        if self._tests is None:
+            names = self.names()
+            self._tests = [t for f in self.test_files
+                           for t in regression.from_file(f.path, f.diff, f.after, f.fetched, names)]
+        return self._tests
 
     @property
     def complete(self) -> bool:
@@ -135,9 +145,6 @@ def of(cand: Candidate) -> Analysis:
         else:
             res.other_sources.append(f.path)
             res.files.append(codechange.from_text(f.path, f.diff))
-    names = res.names()
-    for f in cand.role_files("test"):
-        if codechange.PY_FILE.search(f.path):
-            res.tests += regression.from_file(f.path, f.diff, f.after, f.fetched, names)
+    res.test_files = [f for f in cand.role_files("test") if codechange.PY_FILE.search(f.path)]
     cand.analysis = res
     return res
