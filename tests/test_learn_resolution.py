@@ -382,3 +382,42 @@ def test_cards_of_other_projects_material_stay_in_our_words():
     assert "excerpt" not in passed["patch_digest"]  # no code of theirs
     assert "no equals sign no longer crashes" not in json.dumps(passed)
     assert passed["tags"]["symbols"] == ["pkg/m.py::parse_header"]
+
+
+def test_definitions_only_a_type_checker_reads_change_no_behaviour():
+    before = ("if TYPE_CHECKING:\n    class P(Protocol[A]):\n        def write(self, d: A) -> int: ...\n\n\n"
+              "def f():\n    return 1\n")
+    after = before.replace("Protocol[A]", "Protocol[T]").replace("d: A", "d: T")
+    import difflib
+
+    diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), n=3))
+    assert codechange.analyse("m.py", diff, before, after, fetched=True).symbols == []
+    changed = after.replace("return 1", "return 2")
+    diff = "".join(difflib.unified_diff(before.splitlines(True), changed.splitlines(True), n=3))
+    assert [s.qualname for s in codechange.analyse("m.py", diff, before, changed, fetched=True).symbols] == ["f"]
+
+
+def test_a_long_line_is_shown_where_it_changed():
+    old = "_forward = ['__str__', '__bytes__', '__truediv__', '__rtruediv__', '__eq__', '__lt__', '__le__']"
+    new = old.replace("'__le__']", "'__le__', '__hash__']")
+    a, b = astchange.pair(old, new)
+    assert a != b and "__hash__" in b and a.startswith("…") and len(b) < len(new)
+
+
+def test_a_squash_merges_list_of_commits_is_no_description():
+    cand = Candidate(key="k", origin="git", repository="acme/shop", sha="ab" * 20, date="",
+                     subject="Allow pickling `Token` (#32)",
+                     body="* Allow pickling\n\n* Add newsfragment\n\n* Revert generalization\n\nIt's too much work.\n")
+    p = problem.describe(cand)
+    assert p.summary == "Allow pickling `Token`." and p.detail == ""
+
+
+def test_a_learned_card_may_name_its_own_project():
+    src = _fetched("shop/m.py", "def f(x):\n    return x\n", "def f(x):\n    if x is None:\n        return 0\n"
+                                                              "    return x\n")
+    cand = _cand("Fix f", [src], fragment="Shop no longer crashes when `f` gets None from the cart.",
+                 reasons=("fragment",))
+    card = standardise(cand, 0.5)
+    assert card["problem_summary"].startswith("Shop no longer crashes") and check_card(card) == []
+    record = dict(card, provenance=dict(card["provenance"], source="fixrecord", record_id="x", license="MIT"))
+    assert any("names a repository or project" in p for p in check_card(record))

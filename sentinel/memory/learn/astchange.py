@@ -43,14 +43,34 @@ class Change:
 
 
 def text(node: ast.AST | None, limit: int = _TEXT) -> str:
+    """The code of a node on one line, cut at `limit`; a backtick in it becomes a quote (details quote code in
+    backticks)."""
     if node is None:
         return ""
     try:
         out = ast.unparse(node)
     except Exception:  # ast.unparse has no stable error type; a node it cannot write has no text
         return ""
-    out = " ".join(out.split())
+    out = " ".join(out.split()).replace("`", "'")
     return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"
+
+
+def pair(old: str, new: str, limit: int = 70) -> tuple[str, str]:
+    """Two long versions of a line cut to where they differ (common head and tail become "…"), so that a
+    detail shows the change and not two identical beginnings."""
+    if len(old) <= limit and len(new) <= limit:
+        return old, new
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    start = max(0, head - 15)
+    o, n = old[start:len(old) - max(0, tail - 15)], new[start:len(new) - max(0, tail - 15)]
+    pre = "…" if start else ""
+    post = "…" if tail > 15 else ""
+    return (pre + o[:limit] + post, pre + n[:limit] + post)
 
 
 def dotted(node: ast.AST) -> str:
@@ -252,7 +272,7 @@ def items_of(nodes: list[ast.AST]) -> Items:
         elif isinstance(node, ast.Return):
             it.returns.append((text(node.value, 400), node))
         elif isinstance(node, ast.Constant) and node.value is not Ellipsis:
-            it.consts.append((repr(node.value)[:60], node))
+            it.consts.append((repr(node.value)[:200].replace("`", "'"), node))
         elif isinstance(node, ast.Await):
             it.awaits.append((text(node.value), node))
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
@@ -452,7 +472,7 @@ def compare(old_nodes: list[ast.AST], new_nodes: list[ast.AST], old_def: ast.AST
     tests = [c for _, c in ins + dele] + [c for pair in rep for _, c in pair]
     described = {id(x) for c in tests for x in ast.walk(c.test)}
     for (ot, onode), (nt, nnode) in rep:
-        ot_s, nt_s = text(onode.test), text(nnode.test)
+        ot_s, nt_s = pair(text(onode.test, 400), text(nnode.test, 400))
         if _bound_change(onode.test, nnode.test):
             out.append(Change("bound-changed", f"`{ot_s}` -> `{nt_s}`", ("bound",), _line(nnode), ot_s, nt_s))
         else:
@@ -554,15 +574,17 @@ def compare(old_nodes: list[ast.AST], new_nodes: list[ast.AST], old_def: ast.AST
 
     # what it returns, the loops, the constants
     for (ot, _), (nt, node) in _align(o.returns, n.returns)[0]:
-        out.append(Change("return-changed", f"`return {ot[:60]}` -> `return {nt[:60]}`", ("return",), _line(node),
-                          f"return {ot[:60]}", f"return {nt[:60]}"))
+        a, b = pair(ot, nt, 60)
+        out.append(Change("return-changed", f"`return {a}` -> `return {b}`", ("return",), _line(node),
+                          f"return {a}", f"return {b}"))
     for (ot, _), (nt, node) in _align(o.loops, n.loops)[0]:
         out.append(Change("loop-changed", f"`for {ot}` -> `for {nt}`", ("loop",), _line(node), f"for {ot}",
                           f"for {nt}"))
     if not any(c.kind in ("bound-changed", "condition-changed", "argument-changed", "call-replaced",
                           "default-changed", "return-changed") for c in out):
         for (ot, _), (nt, node) in _align(o.consts, n.consts)[0][:_MAX_PER_KIND]:
-            out.append(Change("value-changed", f"`{ot}` -> `{nt}`", ("constant",), _line(node), ot, nt))
+            a, b = pair(ot, nt, 60)
+            out.append(Change("value-changed", f"`{a}` -> `{b}`", ("constant",), _line(node), a, b))
     lines = {c.line for c in out}
     rep, ins, dele, _ = _align(o.stmts, n.stmts)
     # an assignment to the same name with another value, wherever the alignment put it
@@ -574,7 +596,8 @@ def compare(old_nodes: list[ast.AST], new_nodes: list[ast.AST], old_def: ast.AST
             continue
         ot, onode = olds.pop(target)
         kind = "bound-changed" if _offset_by_one(onode, node) else "assignment-changed"
-        out.append(Change(kind, f"`{ot[:70]}` -> `{nt[:70]}`", ("bound" if kind == "bound-changed" else
+        a, b = pair(ot, nt)
+        out.append(Change(kind, f"`{a}` -> `{b}`", ("bound" if kind == "bound-changed" else
                                                                "assignment", f"name:{target.split(' = ')[0]}"),
                           _line(node), ot[:90], nt[:90]))
     # a value computed and dropped that is now returned: the missing `return`
@@ -602,7 +625,8 @@ def compare(old_nodes: list[ast.AST], new_nodes: list[ast.AST], old_def: ast.AST
             break
     if not any(KINDS[c.kind][1] < 8 for c in out):
         for (ot, _), (nt, node) in rep[:1]:
-            vague.append(Change("logic-changed", f"`{ot[:70]}` -> `{nt[:70]}`", (), _line(node), ot[:90], nt[:90]))
+            a, b = pair(ot, nt)
+            vague.append(Change("logic-changed", f"`{a}` -> `{b}`", (), _line(node), a, b))
     out += _moved_handlers(old_def, new_def)
     out += _bases_changed(old_def, new_def)
     return _rank(out + vague)

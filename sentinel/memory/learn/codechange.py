@@ -311,12 +311,16 @@ def analyse(path: str, diff: str, before: str | None, after: str | None, fetched
 
 
 def _docstring_lines(tree: ast.AST, defs: list[Def]) -> set[int]:
-    """The lines of every docstring (the module's and each definition's): no change of behaviour, no excerpt."""
+    """The lines that change no behaviour: every docstring (the module's and each definition's) and the body of
+    every `if TYPE_CHECKING:` block (what only a type checker reads, definitions there included)."""
     out: set[int] = set()
     for node in [tree, *(d.node for d in defs)]:
         body = getattr(node, "body", None)
         if body and astchange._is_docstring(body[0]):
             out.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+        for stmt in body or []:
+            if isinstance(stmt, ast.If) and astchange._is_type_checking(stmt.test) and stmt.body:
+                out.update(range(stmt.lineno, (stmt.body[-1].end_lineno or stmt.body[-1].lineno) + 1))
     return out
 
 

@@ -22,13 +22,15 @@ _CONVENTIONAL = re.compile(r"^\s*(feat|feature|refactor|chore|docs?|ci|build|tes
                            r"deps|revert)(?:\([^)]*\))?!?:", re.IGNORECASE)
 FEATURE = re.compile(r"^\s*(?:add(?:s|ed|ing)?|implement(?:s|ed)?|introduce[sd]?|support(?:s|ed)?|expose[sd]?|"
                      r"new|enable[sd]?|provide[sd]?|create[sd]?|allow(?:s|ed)?|extend(?:s|ed)?|"
-                     r"make\s+it\s+possible)\b", re.IGNORECASE)
+                     r"make\s+it\s+possible|improve[sd]?|better|enhance[sd]?|optimi[sz]e[sd]?|speed\s+up)\b",
+                     re.IGNORECASE)
 REFACTOR = re.compile(r"^\s*(?:refactor\w*|renam\w+|mov(?:e|es|ed|ing)\b|clean(?:s|ed)?[ -]?up|cleanup|"
                       r"simplif\w+|reorgani[sz]\w*|restructur\w*|tid(?:y|ies|ied)\b|moderni[sz]\w*|"
                       r"deprecat\w+|remove[sd]?\s+(?:unused|dead|deprecated|obsolete|old)|drop(?:s|ped)?\s+"
                       r"(?:support|python|py\d)|split\b|extract\w*|replace\s+\w+\s+with|use\s+\w+\s+instead|"
                       r"migrat\w+|vendor\w*|upgrade\w*|bump\w*|update\s+(?:to|for)\s+(?:python|py)|typing\b|"
-                      r"type[- ]hint\w*|annotat\w+|lint\w*|format\w*)", re.IGNORECASE)
+                      r"type[- ]hint\w*|annotat\w+|lint\w*|format\w*|type[- ]?check\w*|mypy|pyright|"
+                      r"get\s+rid\s+of|remove[sd]?\b|delete[sd]?\b)", re.IGNORECASE)
 # words of a bug (not the word "fix", which also names features: "proxy fix", "fixture")
 BUG_WORDS = re.compile(r"\b(?:bugs?|crash\w*|errors?|exceptions?|regressions?|broken|incorrect\w*|wrong\w*|"
                        r"leak\w*|hang\w*|fail\w*|missing|typos?|invalid|unexpected\w*|traceback|deadlock\w*|"

@@ -80,10 +80,10 @@ def _prose(body: str) -> str:
         lines = [ln for ln in para.splitlines() if ln.strip()]
         if not lines or all(_TRAILER.match(ln.strip()) for ln in lines):
             continue
-        if all(_BULLET.match(ln) for ln in lines):
-            if out:
-                break  # the list of squashed commits after the description
-            continue
+        if _BULLET.match(lines[0]) and (out or all(_BULLET.match(ln) for ln in lines)):
+            if not out:
+                return ""  # a squash merge's list of its commits (and their notes): no description
+            break  # the list of squashed commits after the description
         first = lines[0]
         if first.startswith(("    ", "\t")) or first.lstrip().startswith(("```", ">>>", "$ ")):
             code = [ln.strip() for ln in lines if not ln.strip().startswith("```")]
@@ -148,13 +148,15 @@ def _join(first: str, more: str, always: bool = False) -> str:
     return first or _sentence(nxt)
 
 
-def summary_safe(text: str, repository: str | None, limit: int = 400) -> str:
-    """The summary made to pass the card checklist (sentinel.memory.cards.model.check_card) with its meaning."""
+def summary_safe(text: str, repository: str | None, limit: int = 400, own_name_ok: bool = True) -> str:
+    """The summary made to pass the card checklist (sentinel.memory.cards.model.check_card) with its meaning.
+    own_name_ok: the card is of the project's own history, which may name itself."""
     from sentinel.memory.cards.model import (
         HASH_RE,
         URL_RE,
         file_paths_in,
         long_identifiers,
+        own_names,
         project_names_in,
     )
 
@@ -169,6 +171,9 @@ def summary_safe(text: str, repository: str | None, limit: int = 400) -> str:
     if URL_RE.search(text):
         text = URL_RE.sub("", text)
     for name in project_names_in(text, repository):
+        if own_name_ok and name in own_names(repository):
+            continue
+        text = re.sub(rf"(?<![\w.-]){re.escape(name)}\.(?=[A-Za-z_])", "", text, flags=re.IGNORECASE)  # pkg.name
         text = re.sub(rf"`{re.escape(name)}`|(?<![\w-]){re.escape(name)}(?![\w-])", "the library", text,
                       flags=re.IGNORECASE)
     text = re.sub(r"\s+([,.;:])", r"\1", " ".join(text.split()))

@@ -17,6 +17,7 @@ from sentinel.memory.cards.model import (
     check_card,
     file_paths_in,
     long_identifiers,
+    own_names,
     project_names_in,
     signal_words,
 )
@@ -88,7 +89,8 @@ def refine_deterministic(card: dict, problems: list[str], cand: Candidate | None
     card = _copy(card)
     repo = card.get("provenance", {}).get("repository")
     summary = card.get("problem_summary", "")
-    for name in project_names_in(summary, repo):
+    own = own_names(repo) if card.get("provenance", {}).get("source") == "learned" else set()
+    for name in [n for n in project_names_in(summary, repo) if n not in own]:
         summary = re.sub(rf"(?i)(?<![\w-]){re.escape(name)}(?![\w-])", "", summary)
     for path in file_paths_in(summary):
         summary = summary.replace(path, path.rsplit("/", 1)[-1].rsplit(".", 1)[0])

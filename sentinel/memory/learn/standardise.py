@@ -387,15 +387,17 @@ def standardise(cand: Candidate, relevance: float = 0.0, source: str = "learned"
     if not own_words and prob.summary and problem.content_words(prob.summary) >= 4 and len(prob.summary) >= 60:
         summary = problem.summary_safe(prob.summary, cand.repository)
     elif not own_words and prob.summary and key is not None:  # few words of its own: with what the fix did
-        summary = problem.summary_safe(f"{prob.summary.rstrip('.')}: in `{_where(key)}`, the fix "
-                                       f"{phrases.after(key.change)}.", cand.repository)
+        where = "" if key.change.kind == "function-added" else f"in `{_where(key)}`, "
+        summary = problem.summary_safe(f"{prob.summary.rstrip('.')}: {where}the fix {phrases.after(key.change)}.",
+                                       cand.repository)
     elif not own_words and prob.summary:
         summary = problem.summary_safe(prob.summary, cand.repository)
     if len(summary) < 40:
-        where = f" in `{_where(key)}`" if key else f" in the {comp} code"
+        where = f" in `{_where(key)}`" if key and key.change.kind != "function-added" else (
+            "" if key else f" in the {comp} code")
         what = f"; the fix {phrases.after(key.change)}" if key else ""
         about = f", involving {_join(f['terms'][:2])}" if own_words and f["terms"] else ""
-        summary = problem.summary_safe(f"{head}{where}{about}{what}.", cand.repository)
+        summary = problem.summary_safe(f"{head}{where}{about}{what}.", cand.repository, own_name_ok=not own_words)
         if len(summary) < 40:
             summary = summary.rstrip(".") + f" ({comp})."
 
