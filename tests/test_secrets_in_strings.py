@@ -112,6 +112,15 @@ def test_stand_in_credentials_of_tests_and_examples_do_not_count(path):
     assert found == [], [(f.line, f.message) for f in found]
 
 
+@pytest.mark.parametrize("path,source", [
+    ("tests/fixtures/db.yaml", f"url: postgres://app:{SECRET}@${{DB_HOST}}/app\ndsn: host=db password={SECRET}\n"),
+    ("tests/data/settings.toml", f'url = "mysql://root:{SECRET}@%(host)s/app"\n'),
+])
+def test_fixture_files_under_tests_do_not_count(path, source):
+    _, found = _credentials(path, source)
+    assert found == [], [(f.line, f.message) for f in found]
+
+
 def test_a_random_key_in_a_test_template_still_counts():
     _, found = _credentials("tests/test_api.py", f'def url(base):\n    return f"{{base}}/v1?api_key={KEY}"\n')
     assert len(found) == 1 and KEY not in found[0].code
