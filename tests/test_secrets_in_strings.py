@@ -90,6 +90,7 @@ CLEAN = [
      'A = "password==x"\nB = "password != y"\nC = "password=DB_PASSWORD"\nD = "password=PASSWORD"\n'),
     ("url-patterns", 'import re\n\nA = re.compile(r"^(\\w+)://(\\w+):(\\w+)@")\nB = "[a-z]+://[^:]+:[^@]+@"\n'),
     ("docstring", f'def connect(dsn):\n    """Connect, e.g. to ``host=db password={SECRET}``."""\n    return dsn\n'),
+    ("docstring-url-of-names", '"""Connect with ``azureservicebus://SAS_POLICY_NAME:SAS_KEY@NAMESPACE``."""\n'),
     ("short-and-spaced-values", 'A = "password=abc"\nB = "user=%s password=%s" % ("a", "b")\n'),
     ("keywords-that-are-not-credentials",
      'A = "password_length=123456 max_token=abcdefgh"\nB = "tokenizer=word-piece"\n'),

@@ -242,7 +242,7 @@ def find_url_credentials(text: str, in_test: bool = False):
     """(start, end) of each password inside a URL of the line, placeholders and templates skipped.
 
     In product code and configuration any literal password counts, even a weak one; in tests, docs and examples
-    the usual stand-ins (pass, password, secret, password123...) do not. Templates and values that say they are
+    the usual stand-ins (pass, password, secret, password123, a name such as SAS_KEY...) do not. Templates and values that say they are
     stand-ins (changeme, xxx, ***, your_password) never count."""
     if "://" not in text or "@" not in text:
         return
@@ -254,7 +254,7 @@ def find_url_credentials(text: str, in_test: bool = False):
         if _LOOPBACK.match(text, m.end()):
             continue  # a database on this machine: a developer's or a test run's, not a secret anyone can use
         if in_test and (pw.lower() in _URL_PLACEHOLDER_PW or is_placeholder(pw, "password", True)
-                        or _WEAK_PASSWORD.match(pw)):
+                        or _WEAK_PASSWORD.match(pw) or _ENV_NAME.match(pw)):
             continue
         yield m.start("pw"), m.end("pw")
 
