@@ -76,7 +76,8 @@ RULES: tuple[Rule, ...] = (
                   "run-time field ({password}, %s, $PASSWORD) and a stand-in (changeme, <password>, ***) never "
                   "do, nor does a docstring. Values are always redacted.",
         example='import psycopg2\n\nconn = psycopg2.connect(host="db", user="app", password="hunter2")\n'
-                'replica = psycopg2.connect(f"postgresql://app:hunter2@{REPLICA_HOST}/app")\n',
+                'replica = psycopg2.connect(\n'
+                '    f"postgresql://app:secret123@{REPLICA_HOST}/app")\n',  # sentinel: ignore[SEN304] the example
         counter_example='import os\n\nimport psycopg2\n\nconn = psycopg2.connect(host="db", user="app", '
                         'password=os.environ["DB_PASSWORD"])\n'
                         'replica = psycopg2.connect(\n'
