@@ -1,6 +1,6 @@
 """Do the bundled cards earn their slots on bug reports of projects the bundle has never seen?
 
-    python benchmarks/bundle_transfer.py search --arm before=main --arm after=WORKTREE
+    python benchmarks/bundle_transfer.py search --arm before=2e007df --arm after=WORKTREE
         build an index of each arm's memory/cards (a git ref, or WORKTREE for the files on disk), ask it every
         report of benchmarks/data/outside_queries.jsonl and keep the top 3 as ranked (--min-score 0) with their
         scores (benchmarks/results/bundle/<arm>.hits.json)
