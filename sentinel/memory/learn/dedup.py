@@ -45,18 +45,10 @@ def merge_into(keep: dict, other: dict) -> dict:
             refs.append(ref)
     prov["references"] = refs[:20]
     # the other fix touched its own files and functions: location-aware recall should find the merged card there
-    files = list(keep.get("tags", {}).get("files", []))
-    for path in other.get("tags", {}).get("files", []):
-        if path not in files:
-            files.append(path)
-    if files:
-        keep.setdefault("tags", {})["files"] = files[:30]
-    symbols = list(keep.get("tags", {}).get("symbols", []))
-    for sym in other.get("tags", {}).get("symbols", []):
-        if sym not in symbols:
-            symbols.append(sym)
-    if symbols:
-        keep.setdefault("tags", {})["symbols"] = symbols[:30]
+    for key in ("files", "symbols"):
+        joined = list(dict.fromkeys([*keep.get("tags", {}).get(key, []), *other.get("tags", {}).get(key, [])]))
+        if joined:
+            keep.setdefault("tags", {})[key] = joined[:30]
     return keep
 
 

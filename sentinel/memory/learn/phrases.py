@@ -31,81 +31,81 @@ def _pair(detail: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
+# kind -> how the code was before the fix, from the change's code: {w} the function, {old} / {new} its code before
+# and after (quoted), {test} a guard's condition, {lhs} / {new_lhs} the names an assignment sets, {caught} the
+# exceptions a new handler catches, {around} where it catches them, {raised} what a new raise raises
+_BEFORE = {
+    **{k: "{w} did not check {test}" for k in _GUARDS},
+    "lookup-default": "{w} indexed {old} directly",
+    "default-fallback": "{w} had no fallback for a missing or empty value",
+    "exception-narrowed": "{w} caught {old_except}",
+    "exception-changed": "{w} caught {old_except}",
+    "exception-widened": "{w} caught only {old_except}",
+    "handler-removed": "{w} caught {old_except}",
+    "handler-added": "{w} let {caught} escape{around}",
+    "handler-moved": "{w} had its {old} elsewhere",
+    "bases-changed": "{w} derived from ({old_raw})",
+    "bound-changed": "{w} tested {old}",
+    "condition-changed": "{w} tested {old}",
+    "condition-removed": "{w} checked {old}",
+    "early-return": "{w} carried on when {test}",
+    "lock-added": "{w} ran without holding {lock}",
+    "context-added": "{w} did not use {context}",
+    "cleanup-added": "{w} did not always run {cleanup}",
+    "raise-added": "{w} did not raise {raised}",
+    "raise-changed": "{w} raised {old_raise}",
+    "raise-removed": "{w} raised {old_short}",
+    "call-replaced": "{w} called {old_call}",
+    "argument-changed": "{w} called {old_call}",
+    "call-removed": "{w} called {old_call}",
+    "call-added": "{w} did not call {new}",
+    "default-changed": "{w} defaulted {old}",
+    "signature-changed": "{w} took ({old_raw})",
+    "return-changed": "{w} returned {old_return}",
+    "value-changed": "{w} used {old}",
+    "return-added": "{w} computed {old} without returning it",
+    "import-changed": "{w} imported {old}",
+    "assignment-added": "{w} did not set {new_lhs}",
+    "target-changed": "{w} assigned to {lhs}",
+    "assignment-changed": "{w} set {old}",
+    "await-added": "{w} did not await {new_await}",
+    "await-removed": "{w} awaited {old_await}",
+    "loop-changed": "{w} looped over {old_loop}",
+    "decorator-changed": "{w} was decorated differently",
+    "function-added": "there was no {where}",
+    "function-removed": "{where} existed",
+}
+# when the code the template needs is missing (an addition has no "before")
+_BEFORE_EMPTY = {"bases-changed": "{w} had no base class", "signature-changed": "{w} had another signature",
+                 "import-changed": "{w} lacked an import", "raise-added": "{w} raised nothing",
+                 "decorator-changed": "{w} had no decorator", "function-added": "a helper was missing",
+                 "function-removed": "the code had an extra function"}
+
+
 def before(change: Change, where: str) -> str:
     """What the code did before the fix, one clause with its subject: "`f` caught `Exception`"."""
-    k, old = change.kind, change.old
-    w = f"`{where}`" if where else "the code"
-    if k in _GUARDS:
-        return f"{w} did not check {_code(_test_of(change))}"
-    if k == "lookup-default":
-        return f"{w} indexed {_code(old)} directly"
-    if k == "default-fallback":
-        return f"{w} had no fallback for a missing or empty value"
-    if k in ("exception-narrowed", "exception-widened", "exception-changed"):
-        return f"{w} {'caught only' if k == 'exception-widened' else 'caught'} {_code(old.removeprefix('except '))}"
-    if k == "handler-added":
-        around = re.search(r"around (`[^`]+`)", change.detail)
-        caught = change.new.removeprefix("except ").strip() or "the error"
-        return f"{w} let {_code(caught)} escape" + (f" from {around.group(1)}" if around else "")
-    if k == "handler-moved":
-        return f"{w} had its {_code(old)} elsewhere"
-    if k == "bases-changed":
-        return f"{w} derived from ({old})" if old else f"{w} had no base class"
-    if k == "handler-removed":
-        return f"{w} caught {_code(old.removeprefix('except '))}"
-    if k in ("bound-changed", "condition-changed"):
-        return f"{w} tested {_code(old)}"
-    if k == "condition-removed":
-        return f"{w} checked {_code(old)}"
-    if k == "early-return":
-        return f"{w} carried on when {_code(_test_of(change))}"
-    if k == "lock-added":
-        return f"{w} ran without holding {_code(change.new.removeprefix('with ').rstrip(':'))}"
-    if k == "context-added":
-        return f"{w} did not use {_code(change.new.rstrip(':'))}"
-    if k == "cleanup-added":
-        return f"{w} did not always run {_code(change.new.removeprefix('finally: '))}"
-    if k == "raise-added":
-        return f"{w} did not raise {_code(_raised(change))}" if _raised(change) else f"{w} raised nothing"
-    if k == "raise-changed":
-        return f"{w} raised {_code(old.removeprefix('raise '))}"
-    if k == "raise-removed":
-        return f"{w} raised {_code(old, 60)}"
-    if k in ("call-replaced", "argument-changed", "call-removed"):
-        return f"{w} called {_code(old, 70)}"
-    if k == "call-added":
-        return f"{w} did not call {_code(change.new, 60)}"
-    if k == "default-changed":
-        return f"{w} defaulted {_code(old)}"
-    if k == "signature-changed":
-        return f"{w} took ({old})" if old else f"{w} had another signature"
-    if k == "return-changed":
-        return f"{w} returned {_code(old.removeprefix('return '))}"
-    if k == "value-changed":
-        return f"{w} used {_code(old)}"
-    if k == "return-added":
-        return f"{w} computed {_code(old)} without returning it"
-    if k == "import-changed":
-        return f"{w} imported {_code(old)}" if old else f"{w} lacked an import"
-    if k == "assignment-added":
-        return f"{w} did not set {_code(change.new.split(' = ')[0] if ' = ' in change.new else change.new)}"
-    if k == "target-changed":
-        return f"{w} assigned to {_code(old.split(' = ')[0] if ' = ' in old else old)}"
-    if k == "assignment-changed":
-        return f"{w} set {_code(old)}"
-    if k == "await-added":
-        return f"{w} did not await {_code(change.new.removeprefix('await '))}"
-    if k == "await-removed":
-        return f"{w} awaited {_code(old.removeprefix('await '))}"
-    if k == "loop-changed":
-        return f"{w} looped over {_code(old.removeprefix('for '))}"
-    if k == "decorator-changed":
-        return f"{w} was decorated differently" if old else f"{w} had no decorator `@{change.new}`"
-    if k == "function-added":
-        return f"there was no `{where}`" if where else "a helper was missing"
-    if k == "function-removed":
-        return f"`{where}` existed" if where else "the code had an extra function"
-    return f"{w} ran {_code(old)}" if old else f"{w} did otherwise"
+    old, new = change.old, change.new
+    around = re.search(r"around (`[^`]+`)", change.detail)
+    values = {
+        "w": f"`{where}`" if where else "the code", "where": f"`{where}`" if where else "",
+        "old": _code(old), "old_call": _code(old, 70), "old_short": _code(old, 60), "old_raw": old, "new": _code(new, 60), "test": _code(_test_of(change)),
+        "old_except": _code(old.removeprefix("except ")), "old_raise": _code(old.removeprefix("raise ")),
+        "old_return": _code(old.removeprefix("return ")), "old_await": _code(old.removeprefix("await ")),
+        "old_loop": _code(old.removeprefix("for ")), "new_await": _code(new.removeprefix("await ")),
+        "caught": _code(new.removeprefix("except ").strip()) or "the error",
+        "around": f" from {around.group(1)}" if around else "", "raised": _code(_raised(change)),
+        "lock": _code(new.removeprefix("with ").rstrip(":")), "context": _code(new.rstrip(":")),
+        "cleanup": _code(new.removeprefix("finally: ")),
+        "lhs": _code(old.split(" = ")[0]), "new_lhs": _code(new.split(" = ")[0]),
+    }
+    template = _BEFORE.get(change.kind, "{w} ran {old}")
+    needs = {"old_raw": old, "raised": values["raised"], "where": where}
+    if any(f"{{{k}}}" in template and not v for k, v in needs.items()) or (
+            change.kind == "decorator-changed" and not old) or (change.kind == "import-changed" and not old):
+        template = _BEFORE_EMPTY.get(change.kind, "{w} did otherwise")
+    if change.kind not in _BEFORE and not old:
+        template = "{w} did otherwise"
+    return template.format(**values)
 
 
 def _raised(change: Change) -> str:
@@ -113,22 +113,20 @@ def _raised(change: Change) -> str:
     return (m.group(1) or m.group(2)) if m else ""
 
 
+# kind -> what the fix does, for a change whose detail is "`before` -> `after`" ({0} before, {1} after)
+_AFTER_PAIR = {
+    "exception-narrowed": "narrows {0} to {1}", "exception-widened": "widens {0} to {1}",
+    "bound-changed": "moves the bound from {0} to {1}", "call-replaced": "calls {1} instead of {0}",
+    "lookup-default": "looks up with {1} instead of {0}", "default-changed": "changes the default {0} to {1}",
+}
+
+
 def after(change: Change) -> str:
     """What the fix does, a clause without subject ("narrows `except Exception` to `except KeyError`")."""
     k, d = change.kind, change.detail
     pair = _pair(d)
-    if k == "exception-narrowed" and pair:
-        return f"narrows {pair[0]} to {pair[1]}"
-    if k == "exception-widened" and pair:
-        return f"widens {pair[0]} to {pair[1]}"
-    if k == "bound-changed" and pair:
-        return f"moves the bound from {pair[0]} to {pair[1]}"
-    if k == "call-replaced" and pair:
-        return f"calls {pair[1]} instead of {pair[0]}"
-    if k == "lookup-default" and pair:
-        return f"looks up with {pair[1]} instead of {pair[0]}"
-    if k == "default-changed" and pair:
-        return f"changes the default {pair[0]} to {pair[1]}"
+    if pair:
+        return _AFTER_PAIR.get(k, "changes {0} to {1}").format(*pair)
     if k == "early-return":
         m = re.match(r"^(`[^`]*`) when (`[^`]*`)$", d)
         return f"returns early ({m.group(1)}) when {m.group(2)}" if m else "returns early"
@@ -136,7 +134,5 @@ def after(change: Change) -> str:
         m = re.match(r"^`([^`]+)\(\)`: (.*)$", d)
         return f"changes the call to `{m.group(1)}()`: {m.group(2)}" if m else f"changes a call: {d}"
     if k == "function-added":
-        return d.replace("adds function", "adds").replace("adds class", "adds class")
-    if pair:
-        return f"changes {pair[0]} to {pair[1]}"
+        return d.replace("adds function", "adds")
     return d
