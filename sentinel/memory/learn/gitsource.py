@@ -1,9 +1,10 @@
 """Candidate fixes from the local git history.
 
-Two git processes however long the history: `git log` lists every commit with its message and changed files
+Three git processes however long the history: `git log` lists every commit with its message and changed files
 (names only: line counts would make git diff every commit, most of the run's time on a long history), the
-candidates are chosen from that, and one `git diff-tree --stdin` streams the patches of the candidates only,
-counting their added and removed lines as they pass. A commit is a candidate when
+candidates are chosen from that, one `git diff-tree --stdin` streams the patches of the candidates only,
+counting their added and removed lines as they pass, and one `git cat-file --batch` reads both versions of each
+candidate's changed Python files (the AST of the fix: resolution.py). A commit is a candidate when
 
   - it adds or edits a news/changelog fragment marked as a bug fix (towncrier types bugfix/bug/fix, or a
     `:tags: bug` changelog entry), or
