@@ -170,7 +170,7 @@ class FileContext:
             self._parsed = True
             if self.language == "python":
                 try:
-                    self._tree = ast.parse(self.text, filename=self.path, type_comments=False)
+                    self._tree = ast.parse(_parse_copy(self.text), filename=self.path, type_comments=False)
                 except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                     self._tree_error = f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}"
         return self._tree
@@ -289,6 +289,14 @@ class FileContext:
 
     def path_matches(self, patterns: list[str]) -> bool:
         return path_matches(self.path, patterns)
+
+
+def _parse_copy(text: str) -> str:
+    """What ast.parse gets: compile() asks a str for its UTF-8 form, which CPython then keeps inside a non-ASCII
+    str for as long as the str lives, as large as the text again — and the file's text lives for the whole run
+    (it is the change's lines too). A non-ASCII text is parsed from a copy that goes with the parse (the copy
+    and its UTF-8 form are freed with it); an ASCII str is its own UTF-8 form."""
+    return text if text.isascii() else text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 class CommentLines:
