@@ -86,13 +86,17 @@ def test_paths_in_git_or_outside_the_tree_are_never_read_or_written(repo, path):
 def test_a_temporary_name_that_exists_is_never_opened_and_another_is_chosen(repo, monkeypatch, tmp_path):
     target = tmp_path / "target"
     target.write_text("untouched\n")
+    os.chmod(target, 0o600)
     repo.write("m.py", TRAILING)
+    os.chmod(repo.path / "m.py", 0o755)
     names = iter(["aaaa", "aaaa", "bbbb"])
     monkeypatch.setattr(safewrite.secrets, "token_hex", lambda n: next(names))
     os.symlink(target, repo.path / ".m.py.sentinel-fix-aaaa")
     safewrite.replace(str(repo.path), "m.py", TRAILING.encode(), b"def f():\n    return 1\n")
     assert target.read_text() == "untouched\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600  # no chmod through the link either
     assert (repo.path / "m.py").read_text() == "def f():\n    return 1\n"
+    assert stat.S_IMODE((repo.path / "m.py").stat().st_mode) == 0o755
     assert (repo.path / ".m.py.sentinel-fix-aaaa").is_symlink()
     assert not (repo.path / ".m.py.sentinel-fix-bbbb").exists()
 
@@ -110,3 +114,35 @@ def test_a_fifo_or_a_directory_is_not_a_file_to_fix(repo):
     for name in ("pipe.py", "dir.py"):
         with pytest.raises(safewrite.Refused, match="not a regular file"):
             safewrite.read(str(repo.path), name)
+
+
+@pytest.mark.parametrize("how", ["edited", "same-bytes-new-file", "link"])
+def test_a_file_changed_while_the_fix_is_written_is_refused_and_left_as_it_became(repo, monkeypatch, tmp_path, how):
+    # the re-read right before the rename: the file changes after the first check, while the temporary
+    # file is written (an editor saving, a checkout, a link swapped in)
+    victim = tmp_path / "victim.py"
+    victim.write_text(TRAILING)
+    repo.write("m.py", TRAILING)
+    create = safewrite._create_exclusive
+
+    def and_meanwhile(dir_fd, name):
+        made = create(dir_fd, name)
+        path = repo.path / "m.py"
+        if how == "edited":
+            path.write_text(TRAILING + "# saved meanwhile\n")
+        elif how == "same-bytes-new-file":  # another file now (the checked one kept aside, so its inode lives)
+            path.rename(tmp_path / "aside.py")
+            path.write_text(TRAILING)
+        else:
+            path.unlink()
+            path.symlink_to(victim)
+        return made
+
+    monkeypatch.setattr(safewrite, "_create_exclusive", and_meanwhile)
+    with pytest.raises(safewrite.Refused) as exc:
+        safewrite.replace(str(repo.path), "m.py", TRAILING.encode(), b"def f():\n    return 1\n")
+    assert "changed while the fix was written" in str(exc.value) or "symbolic link" in str(exc.value)
+    assert victim.read_text() == TRAILING
+    after = repo.path / "m.py"
+    assert after.is_symlink() if how == "link" else after.read_text().startswith(TRAILING)
+    assert [p.name for p in repo.path.iterdir() if ".sentinel-fix-" in p.name] == []  # its temporary file removed
