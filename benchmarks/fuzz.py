@@ -51,6 +51,7 @@ import json
 import os
 import random
 import re
+import resource
 import select
 import shutil
 import signal
@@ -578,8 +579,13 @@ def child_run(case: dict) -> dict:
     rules = {f.rule for f in verdict.findings}
     if case["expect_eval"] and "SEN303" not in rules and verdict.passed:
         out["hidden"] = True
-    if case.get("expect_secret") and not any(f.rule == "SEN304" and _noqa_line(cs, f) for f in verdict.findings):
+    if _noqa_credential_expected(case, cs) and not any(f.rule == "SEN304" and _noqa_line(cs, f)
+                                                       for f in verdict.findings):
         out["silenced"] = True  # the credential behind a bare `# noqa` was not reported
+    for fmt in FORMATS:
+        _render_one(out, verdict, fmt)
+    # the gate's own peak (check and report): the fix planner's libcst trees come after and are counted apart
+    out["gate_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     fixes = None
     try:  # the fixes, as --diff-fixes prints them (redacted line by line) and SARIF carries them
         from sentinel.fix import export, planner
@@ -593,20 +599,37 @@ def child_run(case: dict) -> dict:
             out["leaks"].append("fix-diff")
     except Exception as exc:
         out["crashes"]["fix-plan"] = f"{type(exc).__name__}: {exc}"[:300]
-    for fmt in FORMATS:
-        try:
-            text = render(verdict, fmt, fixes=fixes) if fmt == "sarif" else render(verdict, fmt)
-            text.encode("utf-8")
-            if fmt in ("json", "sarif"):
-                json.loads(text)
-            elif "\x1b" in text:
-                raise ValueError("raw terminal escape in the output")
-            leaked = [s for s in SECRETS if s in text]
-            if leaked:
-                out["leaks"].append(fmt)
-        except Exception as exc:
-            out["crashes"][fmt] = f"{type(exc).__name__}: {exc}"[:300]
+    if fixes:
+        _render_one(out, verdict, "sarif", fixes)
     return out
+
+
+def _render_one(out: dict, verdict, fmt: str, fixes=None) -> None:
+    from sentinel.report import render
+
+    try:
+        text = render(verdict, fmt, fixes=fixes) if fixes else render(verdict, fmt)
+        text.encode("utf-8")
+        if fmt in ("json", "sarif"):
+            json.loads(text)
+        elif "\x1b" in text:
+            raise ValueError("raw terminal escape in the output")
+        if [s for s in SECRETS if s in text] and fmt not in out["leaks"]:
+            out["leaks"].append(fmt)
+    except Exception as exc:
+        out["crashes"][fmt] = f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _noqa_credential_expected(case: dict, cs) -> bool:
+    """Must a credential line ending in a bare `# noqa` be reported? Where SEN304 counts a literal under a
+    secret name at all: product code and CI files (elsewhere — generated files, tests, docs — only token
+    formats count, with or without the comment)."""
+    from sentinel import roles
+
+    if not case.get("expect_secret"):
+        return False
+    return any(fc.role in (roles.PRODUCT, roles.CI) and any(line.rstrip().endswith("# noqa") for line in
+                                                           fc.added.values()) for fc in cs.files)
 
 
 def whole_file(path: str, text: str):
@@ -797,11 +820,13 @@ def main() -> int:
     missed = [r for r in fix_cases if r.get("missed")]
     configs = [r for r in results if "config" in r["mutations"]]
     lax = [r for r in configs if r.get("accepted_silently")]
-    over = [r for r in results if r["peak_rss"] > 5 * r["input_bytes"] + 100 * MB]
+    over = [r for r in results if r.get("gate_peak_rss", r["peak_rss"]) > 5 * r["input_bytes"] + 100 * MB]
     refused = sum(1 for r in results if r.get("outcome") == "refused")
     big = [r for r in results if r["input_bytes"] >= 1 * MB]
-    ratio = max(((r["peak_rss"] - base_rss) / r["input_bytes"] for r in big), default=None)
-    worst = max(results, key=lambda r: r["peak_rss"])
+    gate_peak = {id(r): r.get("gate_peak_rss", r["peak_rss"]) for r in results}
+    ratio = max(((gate_peak[id(r)] - base_rss) / r["input_bytes"] for r in big), default=None)
+    worst = max(results, key=lambda r: gate_peak[id(r)])
+    fix_worst = max(results, key=lambda r: r["peak_rss"])
     print()
     print(f"cases: {len(results)} ({refused} refused with a clear error, exit 2), {time.time() - t0:.0f} s")
     print(f"internal errors: {len(internal)}")
@@ -820,8 +845,9 @@ def main() -> int:
         print(f"config files: {len(configs)} ({sum(r.get('outcome') == 'refused' for r in configs)} refused, "
               f"exit 2); wrong shapes accepted silently: {len(lax)}")
     print(f"runs over {SLOW_SECONDS:.0f} s: {len(slow)} (slowest {max(r['seconds'] for r in results):.1f} s)")
-    print(f"peak RSS over 5 x input + 100 MB: {len(over)} (largest peak {worst['peak_rss'] / MB:.0f} MB for "
-          f"{worst['input_bytes'] / MB:.2f} MB of input)")
+    print(f"peak RSS of the gate and its reports over 5 x input + 100 MB: {len(over)} (largest peak "
+          f"{gate_peak[id(worst)] / MB:.0f} MB for {worst['input_bytes'] / MB:.2f} MB of input; with the fix "
+          f"planner {fix_worst['peak_rss'] / MB:.0f} MB for {fix_worst['input_bytes'] / MB:.2f} MB)")
     if ratio is not None:
         print(f"peak RSS above the baseline per input byte, inputs of 1 MB or more ({len(big)}): max {ratio:.1f}x")
     for title, rows in (("internal", internal), ("slow", slow), ("hidden", hidden), ("silenced", silenced),
