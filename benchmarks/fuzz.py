@@ -871,8 +871,8 @@ def main() -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump({"results": results, "cli": cli, "baseline_rss": base_rss}, fh)
-    bad = internal or any(crashes.values()) or leaks or hidden or silenced or escapes or lax or slow or over or (cli and (cli["internal"] or any(
-        cli["crashes"].values())))
+    cli_bad = cli and (cli["internal"] or any(cli["crashes"].values()))
+    bad = internal or any(crashes.values()) or leaks or hidden or silenced or escapes or lax or slow or over or cli_bad
     return 1 if bad else 0
 
 
