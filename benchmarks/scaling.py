@@ -8,8 +8,8 @@ formats) at every size, as the marginal cost over the smallest size (so that fix
 loads, do not count), and its spread: linear means flat, within +-30% of the median. Quadratic work shows as a
 cost per line that doubles with each size.
 
-In-process and serial (--jobs 1), each size timed --rounds times interleaved, the fastest kept: the machine's
-load hits every size alike. No shared data needed.
+In-process and serial (--jobs 1), the cyclic GC off as in the console script, each size timed --rounds times
+interleaved, the fastest kept: the machine's load hits every size alike. No shared data needed.
 
     nice python benchmarks/scaling.py [--sizes 1000,2000,4000,8000,16000] [--rounds 2] [--rules SEN301,SEN304]
                                       [--only rules|formats|fixes]
@@ -18,6 +18,7 @@ load hits every size alike. No shared data needed.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import subprocess
@@ -277,6 +278,9 @@ def main() -> int:
     ap.add_argument("--rules", default="", help="only these rule codes, comma-separated")
     ap.add_argument("--only", choices=("rules", "formats", "fixes"))
     args = ap.parse_args()
+    # As the console script runs (sentinel/cli.py): with the cyclic GC on, its full collections walk every AST
+    # node alive and the cost per line of a large input grew 2-3x with noise, in a process no user runs.
+    gc.disable()
     sizes = [int(s) for s in args.sizes.split(",")]
     only = {c.strip().upper() for c in args.rules.split(",") if c.strip()} or None
     bad: list[str] = []
