@@ -81,24 +81,32 @@ class CountingNodes(list):
             yield node
 
 
-def _none_access_work(n: int) -> int:
-    """Functions of the file looked at while SEN305 judges its candidates."""
+_BODIES = {  # each rule's own example, as one function: (check, the function's body)
+    "SEN305": ("chaos", '    return re.match(r"(\\d+)\\.", version).group(1)\n\n\n'),
+    "SEN404": ("placeholder", "    return 0.5  # placeholder\n\n\n"),
+}
+
+
+def _function_lookups(rule: str, n: int) -> int:
+    """Functions of the file looked at while `rule` judges its n candidates, each in a function of its own."""
     from sentinel.config import Config
     from sentinel.diffparse import parse_diff
     from tests.conftest import new_file_diff
 
-    body = '    return re.match(r"(\\d+)\\.", version).group(1)\n\n\n'
+    check, body = _BODIES[rule]
     text = "import re\n\n\n" + "".join(f"def major_{i}(version):\n" + body for i in range(n))
     change = sources.Change(parse_diff(new_file_diff("example.py", text), source="t"), content_rev=None)
     CountingNodes.yielded = 0
-    verdict = engine.run(change, Config(), engine.RunOptions(only_checks=["chaos"], jobs=1))
-    assert sum(f.rule == "SEN305" for f in verdict.findings) == n
+    verdict = engine.run(change, Config(), engine.RunOptions(only_checks=[check], jobs=1))
+    assert sum(f.rule == rule for f in verdict.findings) == n
     return CountingNodes.yielded
 
 
-def test_each_possible_none_access_finds_its_function_without_scanning_every_function(monkeypatch):
-    # found by benchmarks/scaling.py: every candidate scanned every function of the file for the one around
-    # it (SEN305's own example 16,000 times: 2.8 ms a line, 7x the cost at 4,000)
+@pytest.mark.parametrize("rule", sorted(_BODIES))
+def test_each_candidate_finds_its_function_without_scanning_every_function(monkeypatch, rule):
+    # found by benchmarks/scaling.py: SEN305 (a possible None access) and SEN404 (a placeholder comment in a
+    # function that does nothing) scanned every function of the file for the one around each candidate
+    # (their own examples 16,000 times: SEN305 2.8 ms a line, 7x the cost at 4,000; SEN404 6 ms at 8,000)
     import ast
 
     from sentinel.checks.base import FileContext
@@ -107,5 +115,5 @@ def test_each_possible_none_access_finds_its_function_without_scanning_every_fun
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     monkeypatch.setattr(FileContext, "nodes", lambda self, *types: CountingNodes(real(self, *types))
                         if types == functions else real(self, *types))
-    work = {n: _none_access_work(n) for n in (40, 160)}
+    work = {n: _function_lookups(rule, n) for n in (40, 160)}
     assert work[160] <= 5 * work[40], work  # 16 times before

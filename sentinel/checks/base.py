@@ -8,6 +8,7 @@ has something to look at (parsing a 10K-line module costs ~100 ms).
 from __future__ import annotations
 
 import ast
+import bisect
 import fnmatch
 import re
 import unicodedata
@@ -21,6 +22,8 @@ from sentinel.linemap import LineMap
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding
 from sentinel.record import Record, factory
 from sentinel.rules import Rule
+
+_FUNCTION_SPANS = "base.function-spans"
 
 
 class FileContext:
@@ -204,6 +207,14 @@ class FileContext:
             out.extend(self._nodes.get(t, ()))
         return out
 
+    def function_at(self, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost function whose lines hold `line` (bisected: a scan of every function for every
+        finding is quadratic in a file of many)."""
+        spans = self.memo.get(_FUNCTION_SPANS)
+        if spans is None:
+            spans = self.memo[_FUNCTION_SPANS] = LineSpans(self.nodes(ast.FunctionDef, ast.AsyncFunctionDef))
+        return spans.innermost(line)
+
     def parent(self, node: ast.AST) -> ast.AST | None:
         if self._parents is None:
             path = self._path_to(node)
@@ -289,6 +300,33 @@ class FileContext:
 
     def path_matches(self, patterns: list[str]) -> bool:
         return path_matches(self.path, patterns)
+
+
+class LineSpans:
+    """Nodes whose line spans nest or are apart (functions of a tree, statements of a body), asked which is the
+    innermost one holding a line: the one starting last at or before it, else the nearest of its enclosing ones
+    that reaches the line (a node that holds the line and starts earlier holds that one too)."""
+
+    def __init__(self, nodes) -> None:
+        self.nodes = sorted(nodes, key=lambda n: n.lineno)
+        self.starts = [n.lineno for n in self.nodes]
+        self.ends = [n.end_lineno or n.lineno for n in self.nodes]
+        self.enclosing: list[int] = []
+        open_: list[int] = []
+        for i, start in enumerate(self.starts):
+            while open_ and self.ends[open_[-1]] < start:
+                open_.pop()
+            self.enclosing.append(open_[-1] if open_ else -1)
+            open_.append(i)
+
+    def innermost(self, line: int) -> ast.AST | None:
+        i = bisect.bisect_right(self.starts, line) - 1
+        while i >= 0 and self.ends[i] < line:
+            i = self.enclosing[i]
+        # statements sharing a line (`a = f(); del f`): the first that holds it, as a scan in order finds
+        while i > 0 and self.starts[i - 1] == self.starts[i] and self.ends[i - 1] >= line:
+            i -= 1
+        return self.nodes[i] if i >= 0 else None
 
 
 def _parse_copy(text: str) -> str:

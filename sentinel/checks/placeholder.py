@@ -326,10 +326,7 @@ def _does_nothing_at(ctx: FileContext, n: int) -> str | None:
     tree = ctx.tree
     if tree is None:
         return None
-    best = None
-    for fn in ctx.nodes(*_FUNCS):
-        if fn.lineno <= n <= (fn.end_lineno or fn.lineno) and (best is None or fn.lineno >= best.lineno):
-            best = fn
+    best = ctx.function_at(n)
     if best is None:
         return None
     body = best.body[1:] if _is_docstring(best.body[0]) else best.body

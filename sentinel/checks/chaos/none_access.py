@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 
-from sentinel.checks.base import FileContext, parent_map
+from sentinel.checks.base import FileContext, LineSpans, parent_map
 from sentinel.checks.chaos.rules import NONE_ACCESS
 from sentinel.lazyre import lazy_compile
 from sentinel.models import Finding
@@ -186,33 +185,6 @@ def _contains(tree: ast.AST | None, key: str) -> bool:
     return any(isinstance(n, ast.Call) and _call_key(n) == key for n in ast.walk(tree))
 
 
-class _Spans:
-    """Nodes whose line spans nest or are apart (functions of a tree, statements of a body), asked which is the
-    innermost one holding a line: the one starting last at or before it, else the nearest of its enclosing ones
-    that reaches the line (a node that holds the line and starts earlier holds that one too)."""
-
-    def __init__(self, nodes) -> None:
-        self.nodes = sorted(nodes, key=lambda n: n.lineno)
-        self.starts = [n.lineno for n in self.nodes]
-        self.ends = [n.end_lineno or n.lineno for n in self.nodes]
-        self.enclosing: list[int] = []
-        open_: list[int] = []
-        for i, start in enumerate(self.starts):
-            while open_ and self.ends[open_[-1]] < start:
-                open_.pop()
-            self.enclosing.append(open_[-1] if open_ else -1)
-            open_.append(i)
-
-    def innermost(self, line: int) -> ast.AST | None:
-        i = bisect.bisect_right(self.starts, line) - 1
-        while i >= 0 and self.ends[i] < line:
-            i = self.enclosing[i]
-        # statements sharing a line (`a = f(); del f`): the first that holds it, as a scan in order finds
-        while i > 0 and self.starts[i - 1] == self.starts[i] and self.ends[i - 1] >= line:
-            i -= 1
-        return self.nodes[i] if i >= 0 else None
-
-
 class _LocalParents:
     """Parents within the innermost function around a node (or its top-level statement).
 
@@ -224,18 +196,16 @@ class _LocalParents:
         self.ctx = ctx
         self.parents: dict[int, ast.AST] = {}
         self.walked: set[int] = set()
-        self._functions: _Spans | None = None
-        self._statements: _Spans | None = None
+        self._statements: LineSpans | None = None
 
     def _root(self, node: ast.AST) -> ast.AST | None:
         """The innermost function around the node's line, else the top-level statement holding it: found by
         bisection (a scan of every function for every candidate was quadratic in a file of many)."""
-        if self._functions is None:
-            self._functions = _Spans(self.ctx.nodes(ast.FunctionDef, ast.AsyncFunctionDef))
-            self._statements = _Spans(getattr(self.ctx.tree, "body", ()))
-        best = self._functions.innermost(node.lineno)
+        best = self.ctx.function_at(node.lineno)
         if best is not None:
             return best
+        if self._statements is None:
+            self._statements = LineSpans(getattr(self.ctx.tree, "body", ()))
         stmt = self._statements.innermost(node.lineno)
         if stmt is not None:
             self.parents[id(stmt)] = self.ctx.tree
