@@ -195,7 +195,9 @@ def _python_symbols(fc: FileChange, tree: ast.AST, digest: Digest) -> None:
             covered_by_child[parent] = covered_by_child.get(parent, 0) + count(start, end)
     in_defs = 0
     for start, end, qual, node in defs:
-        if any(lo <= start and end <= hi for lo, hi in whole_added):
+        # `defs` is in source order, a definition before its own: the ones reported whole never overlap, so only
+        # the last can hold this one (asking all of them was quadratic in a file of many new functions)
+        if whole_added and whole_added[-1][0] <= start and end <= whole_added[-1][1]:
             continue  # part of a definition reported as added as a whole
         n = count(start, end)
         if not n:
