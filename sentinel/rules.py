@@ -64,6 +64,10 @@ class Rule(Record, frozen=True):
     noqa: tuple = ()
     # A security rule: bandit's `# nosec` (with no codes, or with one of `noqa`'s B-codes) suppresses it.
     security: bool = False
+    # How the bug it points at happens, in the memory's mechanism taxonomy (sentinel.memory.cards.taxonomy tags,
+    # e.g. "exception-handling"): recall ranks a past fix of the same mechanism first. Empty: the rule is not
+    # about one mechanism (layout, placeholders, claims).
+    mechanisms: tuple = ()
 
     def action(self, role: str | None) -> str:
         return self.roles.get(role, SAME) if role else SAME

@@ -142,7 +142,7 @@ def test_text_recall_is_short():
     recall = out[out.index("Experience memory"):out.index("checks:")]
     assert len(recall.strip().splitlines()) <= 30
     assert max(len(line) for line in recall.splitlines()) < 140
-    assert "5 more group(s)" in recall and "16 more" in recall
+    assert "5 more group(s)" in recall and "17 more" in recall
 
 
 def test_text_neutralises_terminal_control_sequences():
@@ -371,7 +371,8 @@ def test_markdown_failed_report_structure_and_recall():
     assert "<code>src/app.py</code> \u2014 2 findings" in md and "<code>lib/util.js</code> \u2014 1 finding" in md
     assert "| 12:5 |" in md and "| - |" in md
     assert "not checked: <code>assets/logo.png</code>" in md
-    assert "Experience memory" in md and "card-7" in md and "catch OSError" in md and "seen 4\u00D7" in md
+    assert "Experience memory" in md and "card-7" in md and "catch OSError" in md
+    assert "recurring:" in md and "4 attempts in 3 changes" in md and "last resolved in abc1234" in md
     assert md.count("<details>") == md.count("</details>")
 
 

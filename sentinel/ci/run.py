@@ -430,8 +430,9 @@ def run(event_path: str | None = None, env: dict | None = None, fmt: str = "gith
     if inp.memory and config.memory.enabled:
         verdict = _remember(change, config, verdict, ev, env, notes)
         if any(p.changes >= 2 for g in verdict.recall for p in g.patterns):
+            from sentinel.checks import rule_index
             from sentinel.memory.hypotheses import gate_hook
-            ci.brief = gate_hook.brief_for_change(change, config)
+            ci.brief = gate_hook.brief_for_change(change, config, rules=rule_index)
     elif not inp.memory:
         notes.add("memory: off (input `memory: off`)")
 

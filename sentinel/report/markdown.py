@@ -176,31 +176,43 @@ def _file_close(n: int) -> str:
 
 
 def _recall(verdict: Verdict) -> str:
+    """The memory block: what sentinel.recall_view shows on every surface, typeset as inert markdown."""
     if not verdict.recall and not verdict.recall_note:
         return ""
-    lines = ["### \U0001F9E0 Experience memory"]
+    from sentinel import recall_view
+
+    lines = [f"### \U0001F9E0 {escape(recall_view.headline(verdict), width=200)}"]
     if verdict.recall:
+        shown, more = recall_view.groups(verdict, _RECALL_GROUPS, _RECALL_ITEMS)
         lines += ["", "<details><summary>Similar past fixes and recurring patterns for these findings</summary>", ""]
-        for g in verdict.recall[:_RECALL_GROUPS]:
+        for g in shown:
             lines.append(f"- **{escape(g.rule, width=40)}** {escape(g.title, width=200)} "
                          f"({g.finding_count} finding{'' if g.finding_count == 1 else 's'})")
-            for s in g.similar[:_RECALL_ITEMS]:
-                fix = f" \u2014 fix: {escape(s.fix_strategy, width=300)}" if s.fix_strategy else ""
-                lines.append(f"  - past fix <code>{escape(s.card_id, mentions=False, width=80)}</code> "
-                             f"({s.score:.2f}): {escape(s.summary, width=300)}{fix}")
-            for p in g.patterns[:_RECALL_ITEMS]:
-                res = f"; last resolved in {escape(p.last_resolution, width=120)}" if p.last_resolution else ""
-                lines.append(f"  - recurring \\[{escape(p.urgency, width=20)}\\]: seen {p.count}\u00D7 in "
-                             f"{p.changes} change(s){res}")
-            hidden = max(0, len(g.similar) - _RECALL_ITEMS) + max(0, len(g.patterns) - _RECALL_ITEMS)
-            if hidden:
-                lines.append(f"  - \u2026 {hidden} more")
-        if len(verdict.recall) > _RECALL_GROUPS:
-            lines.append(f"- \u2026 {len(verdict.recall) - _RECALL_GROUPS} more group(s)")
+            for it in g.items:
+                lines.extend(_recall_item(it))
+            if g.hidden:
+                lines.append(f"  - \u2026 {g.hidden} more")
+        if more:
+            lines.append(f"- \u2026 {more} more group(s)")
         lines += ["", "</details>"]
     if verdict.recall_note:
         lines += ["", f"<sub>{escape(verdict.recall_note)}</sub>"]
     return "\n".join(lines)
+
+
+def _recall_item(it) -> list[str]:
+    if it.kind == "pattern":
+        return [f"  - recurring: {escape(it.headline, width=200)} \u2014 {escape(it.why, width=200)}"]
+    score = f" {it.score:.2f}" if it.score is not None else ""
+    origin = f" {escape(it.origin, width=80)}" if it.origin else ""
+    head = (f"  - *{escape(it.label, width=40)}*{origin} "
+            f"<code>{escape(it.card_id, mentions=False, width=80)}</code>{score}: {escape(it.headline, width=300)}")
+    out = [head]
+    if it.why:
+        out.append(f"    <br>why: {escape(it.why, width=300)}")
+    if it.fix:
+        out.append(f"    <br>fix: {escape(it.fix, width=300)}")
+    return out
 
 
 def _size(text: str) -> int:

@@ -25,8 +25,7 @@ _DIM = "\033[2m"
 _CODE_WIDTH = 160
 # Recall is a reminder, not a report: a few lines at most.
 _RECALL_GROUPS = 3
-_RECALL_ITEMS = 2
-_RECALL_TEXT = 110
+_RECALL_ITEMS = 3
 _REASON_WIDTH = 70
 
 # Control characters (ANSI escapes included) and bidi overrides from a changed file must not
@@ -126,36 +125,50 @@ def summary_line(verdict: Verdict) -> str:
 
 
 def recall_lines(verdict: Verdict) -> list[tuple[str, str]]:
-    """The recall section as (kind, text) lines, trimmed to a few; kind is 'head', 'item' or 'dim'."""
+    """The recall section as (kind, text) lines, trimmed to a few; kind is 'head', 'item' or 'dim'. What it
+    shows is sentinel.recall_view's, as on every other surface."""
     if not verdict.recall and not verdict.recall_note:
         return []
+    from sentinel import recall_view
+
     out: list[tuple[str, str]] = []
-    n_similar = sum(len(g.similar) for g in verdict.recall)
-    n_patterns = sum(len(g.patterns) for g in verdict.recall)
     if verdict.recall:
-        fixes = f"{n_similar} similar past fix{'' if n_similar == 1 else 'es'}"
-        out.append(("head", f"Experience memory: {fixes}, {_plural(n_patterns, 'recurring pattern')}"))
-    for group in verdict.recall[:_RECALL_GROUPS]:
+        out.append(("head", recall_view.headline(verdict)))
+    shown, more = recall_view.groups(verdict, _RECALL_GROUPS, _RECALL_ITEMS)
+    for group in shown:
         # The title already names the problem (the first finding's message); repeating the rule
         # code would make `grep -c SEN301` on the output count recall lines as findings.
-        out.append(("item", f"{shorten(clean(group.title), _RECALL_TEXT)} ({_plural(group.finding_count, 'finding')})"))
-        for s in group.similar[:_RECALL_ITEMS]:
-            out.append(("item", f"  past fix {clean(s.card_id)} ({s.score:.2f}): "
-                                f"{shorten(clean(s.summary), _RECALL_TEXT)}"))
-            if s.fix_strategy:
-                out.append(("dim", f"    fix: {shorten(clean(s.fix_strategy), _RECALL_TEXT)}"))
-        for p in group.patterns[:_RECALL_ITEMS]:
-            res = f"; last resolved in {shorten(clean(p.last_resolution), 40)}" if p.last_resolution else ""
-            out.append(("item", f"  recurring [{clean(p.urgency)}] seen {p.count}x in "
-                                f"{_plural(p.changes, 'change')}{res}"))
-        hidden = max(0, len(group.similar) - _RECALL_ITEMS) + max(0, len(group.patterns) - _RECALL_ITEMS)
-        if hidden:
-            out.append(("dim", f"  ... {hidden} more"))
-    if len(verdict.recall) > _RECALL_GROUPS:
-        out.append(("dim", f"  ... {len(verdict.recall) - _RECALL_GROUPS} more group(s) (--format json has them all)"))
+        out.append(("item", f"{clean(group.title)} ({_plural(group.finding_count, 'finding')})"))
+        for it in group.items:
+            out.extend(_recall_item(it))
+        if group.hidden:
+            out.append(("dim", f"  ... {group.hidden} more (--format json has them all)"))
+    if more:
+        out.append(("dim", f"  ... {more} more group(s) (--format json has them all)"))
     if verdict.recall_note:
         out.append(("dim", f"  ({clean(verdict.recall_note)})"))
     return out
+
+
+_RECALL_WIDTH = 132  # a recall line, indentation included
+
+
+def _recall_item(it) -> list[tuple[str, str]]:
+    """Two lines: why it is shown (or what it is) and the problem; then the fix and the card to open."""
+    from sentinel.recall_view import shorten as cut
+
+    if it.kind == "pattern":
+        return [("item", cut(f"  recurring: {clean(it.headline)}", _RECALL_WIDTH)),
+                ("dim", cut(f"    {clean(it.why)}", _RECALL_WIDTH))]
+    lead = it.why if it.kind == "fix" and it.why else it.label
+    if it.kind == "fix" and it.why and it.label != "this project's past fix":
+        lead = f"{it.label}: {it.why}"
+    where = f" ({clean(it.origin)})" if it.origin else ""
+    score = f" {it.score:.2f}" if it.score is not None else ""
+    tail = f" [{clean(it.card_id)}{score}]"
+    fix = f"    fix: {clean(it.fix)}" if it.fix else "   "
+    return [("item", cut(f"  {clean(lead)}{where}: {clean(it.headline)}", _RECALL_WIDTH)),
+            ("dim", cut(fix, _RECALL_WIDTH - len(tail)) + tail)]
 
 
 def suppression_hint(f: Finding) -> str:

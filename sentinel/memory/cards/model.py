@@ -35,6 +35,9 @@ class Tags(_Strict):
     # The source files the fix changed (repository-relative POSIX paths; learned cards): what the project's
     # code map points a query at (sentinel.memory.cards.codemap).
     files: list[str] = Field(default_factory=list)
+    # The definitions the fix changed, "path::Qualname" (`src/pkg/client.py::Client.send`; learned cards): recall at
+    # a failure puts a past fix of the failing function first (sentinel.memory.retrieval.site).
+    symbols: list[str] = Field(default_factory=list)
 
 
 class Chunk(_Strict):

@@ -14,7 +14,10 @@ The score is a logistic model over features that do not depend on the other hits
     mechanism    1 when a mechanism inferred from the query is one of the card's
     area         how much of what the query names (through the project's code map: names -> the files defining
                  them, each name weighed by its specificity) lands on the files the card's fix touched (learned
-                 indexes only; sentinel.memory.cards.codemap and retrieval.small.area_rows), in [0, 1]
+                 indexes only; sentinel.memory.cards.codemap and retrieval.small.area_rows), in [0, 1]; 1 for a
+                 query placed in a file the card's fix touched (a failing finding, retrieval.site)
+    heat         the share of the project's fixes that touched the card's most-fixed file (learned indexes only):
+                 the prior of a project's own history, which a query that says little falls back on
 
 The coefficients are fitted by `benchmarks/calibrate_scores.py` on fix records of the repositories we tune on
 (never those we evaluate on) and ship in sentinel/data/memory-calibration.json; the file records what it was
@@ -32,7 +35,7 @@ from pathlib import Path
 from sentinel.record import Record
 
 CALIBRATION_FILE = Path(__file__).resolve().parent.parent.parent / "data" / "memory-calibration.json"
-FEATURES = ("cosine", "coverage", "identifiers", "exception", "mechanism", "area")
+FEATURES = ("cosine", "coverage", "identifiers", "exception", "mechanism", "area", "heat")
 IDENT_CAP = 3
 # Used only when the shipped calibration file is missing (a broken install): a conservative hand-set model.
 _FALLBACK = {
@@ -86,7 +89,8 @@ def rank(idx, cands, k: int, min_score: float):
     score = load_calibration().probabilities(cands.features, lexical=cands.cosine is None)
     keep = [j for j in range(n) if score[j] >= min_score] if min_score > 0 else list(range(n))
     below = n - len(keep)
-    order = sorted(keep, key=lambda j: (-score[j], cands.rows[j]))[:k]
+    order = sorted(keep, key=lambda j: (-score[j], cands.rows[j]))
+    order = spread(idx, cands, score, order, k) if getattr(idx, "has_heat", False) else order[:k]
     out = previews(idx, cands, score, order)
     note = cands.note
     if not out and below:
@@ -94,3 +98,27 @@ def rank(idx, cands, k: int, min_score: float):
         note = f"{note}; {extra}" if note else extra
     return SearchResults(out, mode=cands.mode, note=note, model=cands.model, candidates=n, min_score=min_score,
                          signals=cands.signals, below_threshold=below)
+
+
+COVERED = 0.5  # a hit whose every file an earlier hit already covers ranks as if half as likely
+
+
+def spread(idx, cands, score: list[float], order: list[int], k: int) -> list[int]:
+    """The k hits of a project's index, spread over its files: each next hit is the best by score, a hit whose
+    every file an earlier one already touched counting as half as likely. Which past fix is relevant is uncertain;
+    k fixes of one file are right or wrong together, k fixes of different files hedge. Scores are not changed."""
+    head = order[: max(3 * k, 10)]
+    if len(head) <= 1:
+        return head[:k]
+    cards = idx.cards([cands.rows[j] for j in head])
+    files = {j: set(card.get("tags", {}).get("files", ())) for j, card in zip(head, cards)}
+    picked: list[int] = []
+    covered: set[str] = set()
+    rest = list(head)
+    while rest and len(picked) < k:
+        best = max(rest, key=lambda j: (score[j] * (COVERED if files[j] and files[j] <= covered else 1.0),
+                                        -rest.index(j)))
+        rest.remove(best)
+        picked.append(best)
+        covered |= files[best]
+    return picked
