@@ -121,8 +121,8 @@ def auc(p: np.ndarray, y: np.ndarray) -> float:
 def at_threshold(p: np.ndarray, y: np.ndarray, t: float) -> dict:
     shown = p >= t
     tp = float((shown & (y == 1)).sum())
-    return {"threshold": t, "shown": int(shown.sum()), "precision": round(tp / max(shown.sum(), 1), 3),
-            "recall": round(tp / max((y == 1).sum(), 1), 3)}
+    return {"threshold": t, "shown": int(shown.sum()), "precision": round(tp / max(float(shown.sum()), 1.0), 3),
+            "recall": round(tp / max(float((y == 1).sum()), 1.0), 3)}
 
 
 def reliability(p: np.ndarray, y: np.ndarray) -> list[tuple[str, int, float, float]]:
@@ -153,6 +153,34 @@ def report(label: str, model: dict, judgements: list[dict], names: tuple[str, ..
     return out
 
 
+def outside(cal: dict, data: str, threshold: float) -> dict:
+    """The bundled model on bug reports of projects outside the bundle (benchmarks/data/outside_*.jsonl,
+    judged by bundle_transfer.py): every judged (report, card) pair the shipped bundle still holds, scored by the
+    installed search; relevant = the card transfers or is related. Printed per split."""
+    from sentinel.config import Config
+    from sentinel.memory.cards.index import load_index
+    from sentinel.memory.retrieval.search import search
+
+    queries = {q["id"]: q for q in map(json.loads, Path(data, "outside_queries.jsonl").read_text().splitlines())}
+    verdicts = {}
+    for j in map(json.loads, Path(data, "outside_judgements.jsonl").read_text().splitlines()):
+        verdicts[(j["query"], j["card"])] = j["verdict"] in ("transfers", "related")
+    index = load_index()
+    rows = {"dev": ([], []), "held-out": ([], [])}
+    for qid, q in queries.items():
+        for h in search(q["query"], k=30, config=Config(), index=index, min_score=0.0):
+            if (qid, h.id) in verdicts:
+                rows[q["split"]][0].append(h.score)
+                rows[q["split"]][1].append(1.0 if verdicts[(qid, h.id)] else 0.0)
+    out = {}
+    for split, (p, y) in rows.items():
+        p, y = np.asarray(p), np.asarray(y)
+        out[split] = {"pairs": int(len(y)), "relevant": int(y.sum()), "auc": round(auc(p, y), 3),
+                      **at_threshold(p, y, threshold)}
+        print(f"\nbundled model on outside reports ({split}): {out[split]}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fit", nargs="+", required=True, metavar="JSONL", help="judgements of the tuned histories")
@@ -160,6 +188,9 @@ def main() -> int:
     ap.add_argument("--threshold", type=float, default=DEFAULT_MIN_SCORE)
     ap.add_argument("--out", default=str(ROOT / "sentinel" / "data" / "memory-calibration.json"))
     ap.add_argument("--dry-run", action="store_true", help="print, do not write the calibration")
+    ap.add_argument("--outside", metavar="DIR", nargs="?", const=str(HERE / "data"),
+                    help="validate the bundled model on the judged bug reports of projects outside the bundle "
+                         "(outside_queries.jsonl + outside_judgements.jsonl; default benchmarks/data)")
     args = ap.parse_args()
     train = read_judgements(args.fit)
     held = read_judgements(args.validate)
@@ -169,16 +200,25 @@ def main() -> int:
     if not train:
         print("calibration skipped: no judgements of a project's own cards")
         return 0
-    out = {"label": LABEL, "fitted_on": sorted({j["history"] for j in train}),
-           "validated_on": sorted({j["history"] for j in held}),
-           "note": "fitted by benchmarks/calibrate_scores.py on time-split judgements of the tuned histories"}
+    # The model of other projects' fixes (the bundled index) is kept as shipped: these judgements are of a project's
+    # own cards; --outside validates it on bug reports of projects outside the bundle.
+    current = json.loads(Path(args.out).read_text(encoding="utf-8")) if Path(args.out).is_file() else {}
+    out = {k: v for k, v in current.items() if k in ("hybrid", "lexical", "fitted_on", "held_weights", "note")}
+    project = {"label": LABEL, "fitted_on": sorted({j["history"] for j in train}),
+               "validated_on": sorted({j["history"] for j in held}),
+               "note": "fitted by benchmarks/calibrate_scores.py on time-split judgements of the tuned histories"}
     for mode, names in (("hybrid", FEATURES), ("lexical", tuple(f for f in FEATURES if f != "cosine"))):
         X, y = matrix(train, names)
-        out[mode] = fit_non_negative(X, y, names)
-        print(f"\n{mode}: {out[mode]}")
-    out["fit"] = report("fit (tuned histories)", out["hybrid"], train, FEATURES, args.threshold)
+        project[mode] = fit_non_negative(X, y, names)
+        print(f"\nproject {mode}: {project[mode]}")
+    project["fit"] = report("fit (tuned histories)", project["hybrid"], train, FEATURES, args.threshold)
     if held:
-        out["validation"] = report("validation (held-out histories)", out["hybrid"], held, FEATURES, args.threshold)
+        project["validation"] = report("validation (held-out histories)", project["hybrid"], held, FEATURES,
+                                       args.threshold)
+    out["project"] = project
+    out["label"] = LABEL
+    if args.outside and out.get("hybrid"):
+        out["outside"] = outside(out, args.outside, args.threshold)
     if not args.dry_run:
         Path(args.out).write_text(json.dumps(out, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         print(f"\nwrote {args.out}")

@@ -49,14 +49,20 @@ DEFAULT_MIN_SCORE = 0.35
 
 
 class Calibration(Record, frozen=True):
+    """The shipped models: `hybrid`/`lexical` for indexes of other projects' fixes (the bundled index, imported
+    corpora), `project` ({"hybrid", "lexical"}) for a project's own learned index, whose cards carry where they were
+    fixed (area, heat) — the same label, fitted on different evidence."""
+
     hybrid: dict
     lexical: dict
     fitted_on: tuple[str, ...] = ()
     note: str = ""
+    project: dict | None = None
 
-    def probabilities(self, feats: dict[str, list[float]], lexical: bool) -> list[float]:
+    def probabilities(self, feats: dict[str, list[float]], lexical: bool, project: bool = False) -> list[float]:
         """The calibrated probability of each candidate: the logistic model over its features."""
-        model = self.lexical if lexical else self.hybrid
+        models = self.project if project and self.project else {"hybrid": self.hybrid, "lexical": self.lexical}
+        model = models["lexical" if lexical else "hybrid"]
         z = [float(model["intercept"])] * len(next(iter(feats.values())))
         for name, w in model["coef"].items():
             if name in feats:
@@ -74,7 +80,7 @@ def load_calibration(path: str | None = None) -> Calibration:
     except (OSError, ValueError):
         data = _FALLBACK
     return Calibration(hybrid=data["hybrid"], lexical=data["lexical"], fitted_on=tuple(data.get("fitted_on", [])),
-                       note=data.get("note", ""))
+                       note=data.get("note", ""), project=data.get("project"))
 
 
 def rank(idx, cands, k: int, min_score: float):
@@ -86,7 +92,8 @@ def rank(idx, cands, k: int, min_score: float):
         return SearchResults([], mode=cands.mode, note=cands.note, model=cands.model, min_score=min_score,
                              signals=cands.signals)
     n = len(cands.rows)
-    score = load_calibration().probabilities(cands.features, lexical=cands.cosine is None)
+    project = bool(getattr(idx, "has_heat", False))
+    score = load_calibration().probabilities(cands.features, lexical=cands.cosine is None, project=project)
     keep = [j for j in range(n) if score[j] >= min_score] if min_score > 0 else list(range(n))
     below = n - len(keep)
     order = sorted(keep, key=lambda j: (-score[j], cands.rows[j]))
