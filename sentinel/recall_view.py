@@ -7,7 +7,7 @@ colour); they decide nothing about what is shown.
 
 from __future__ import annotations
 
-from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
+from sentinel.models import EarlierAttempt, RecallGroup, RecurringPattern, SimilarFix, Verdict
 from sentinel.record import Record, factory
 
 SUMMARY_WIDTH = 160
@@ -88,6 +88,22 @@ def pattern_item(p: RecurringPattern) -> Item:
                 why=f"{p.urgency} urgency: {seen}{res}")
 
 
+def attempt_item(a: EarlierAttempt) -> Item:
+    """An earlier attempt at this change that failed on the same rule: the line it wrote (an approach already
+    tried), when and where."""
+    import time
+
+    where = f"{a.path}:{a.line}" if a.line else (a.path or "the change")
+    more = f" (+{a.findings - 1} more)" if a.findings > 1 else ""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.at))
+    return Item(kind="attempt", label="tried before", headline=shorten(a.code.strip() or a.message, SUMMARY_WIDTH),
+                why=f"tried before ({when}), still failed at {where}{more}")
+
+
+ATTEMPTS_SHOWN = 3
+PATTERNS_SHOWN = 2
+
+
 def groups(verdict: Verdict, max_groups: int, max_items: int) -> tuple[list[Group], int]:
     """(the groups shown, how many more groups there are). Within a group, identical lines are shown once."""
     out = []
@@ -97,15 +113,29 @@ def groups(verdict: Verdict, max_groups: int, max_items: int) -> tuple[list[Grou
 
 
 def group(g: RecallGroup, max_items: int) -> Group:
-    items: list[Item] = []
+    """A group's lines: up to `max_items` past fixes (and guidance), then this change's earlier attempts (the
+    newest few), then the recurring patterns; identical lines once."""
+    shown: list[Item] = []
+    hidden = 0
     seen: set[tuple] = set()
-    for it in [*(fix_item(s) for s in g.similar), *(pattern_item(p) for p in g.patterns)]:
-        key = (it.kind, it.headline, it.why, it.card_id)
-        if key not in seen:
-            seen.add(key)
-            items.append(it)
-    return Group(rule=g.rule, title=shorten(g.title, SUMMARY_WIDTH), finding_count=g.finding_count,
-                 items=items[:max_items], hidden=max(0, len(items) - max_items))
+    for limit, items in ((max_items, [fix_item(s) for s in g.similar]),
+                         (ATTEMPTS_SHOWN, [attempt_item(a) for a in g.earlier_attempts][::-1]),
+                         (PATTERNS_SHOWN, [pattern_item(p) for p in g.patterns])):
+        kept = []
+        for it in items:
+            key = (it.kind, it.headline, it.why, it.card_id)
+            if key not in seen:
+                seen.add(key)
+                kept.append(it)
+        if kept and kept[0].kind == "attempt":
+            kept = kept[:limit][::-1]  # the newest few, shown oldest first
+            hidden += max(0, len(items) - len(kept))
+        else:
+            hidden += max(0, len(kept) - limit)
+            kept = kept[:limit]
+        shown += kept
+    return Group(rule=g.rule, title=shorten(g.title, SUMMARY_WIDTH), finding_count=g.finding_count, items=shown,
+                 hidden=hidden)
 
 
 def headline(verdict: Verdict) -> str:
@@ -115,6 +145,7 @@ def headline(verdict: Verdict) -> str:
     other = sum(1 for s in fixes if s.source == "bundled")
     guide = sum(1 for s in fixes if s.source == "guidance")
     pats = sum(len(g.patterns) for g in verdict.recall)
+    tried = sum(len(g.earlier_attempts) for g in verdict.recall)
     bits = []
     if mine:
         bits.append(f"{mine} past fix{'' if mine == 1 else 'es'} of this project")
@@ -124,6 +155,8 @@ def headline(verdict: Verdict) -> str:
         bits.append("general guidance")
     if pats:
         bits.append(f"{pats} recurring pattern{'' if pats == 1 else 's'}")
+    if tried:
+        bits.append(f"{tried} earlier attempt{'' if tried == 1 else 's'} of this change")
     if not mine and not other:
         bits.insert(0, "no similar past fix")
     return "Experience memory: " + ", ".join(bits)

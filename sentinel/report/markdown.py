@@ -203,6 +203,8 @@ def _recall(verdict: Verdict) -> str:
 def _recall_item(it) -> list[str]:
     if it.kind == "pattern":
         return [f"  - recurring: {escape(it.headline, width=200)} \u2014 {escape(it.why, width=200)}"]
+    if it.kind == "attempt":
+        return [f"  - {escape(it.why, width=200)}: {code(it.headline, width=200)}"]
     score = f" {it.score:.2f}" if it.score is not None else ""
     origin = f" {escape(it.origin, width=80)}" if it.origin else ""
     head = (f"  - *{escape(it.label, width=40)}*{origin} "

@@ -51,6 +51,13 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "\u2026"
 
 
+def cut_words(text: str, width: int) -> str:
+    """At most `width` characters on one line, cut at a word boundary with an ellipsis (sentinel.recall_view)."""
+    from sentinel.recall_view import shorten
+
+    return shorten(text, width)
+
+
 def location(f: Finding) -> str:
     if not f.line:
         return "-"
@@ -160,6 +167,8 @@ def _recall_item(it) -> list[tuple[str, str]]:
     if it.kind == "pattern":
         return [("item", cut(f"  recurring: {clean(it.headline)}", _RECALL_WIDTH)),
                 ("dim", cut(f"    {clean(it.why)}", _RECALL_WIDTH))]
+    if it.kind == "attempt":
+        return [("item", cut(f"  {clean(it.why)}: {clean(it.headline)}", _RECALL_WIDTH))]
     lead = it.why if it.kind == "fix" and it.why else it.label
     if it.kind == "fix" and it.why and it.label != "this project's past fix":
         lead = f"{it.label}: {it.why}"
