@@ -142,13 +142,15 @@ def test_text_recall_is_short():
     recall = out[out.index("Experience memory"):out.index("checks:")]
     assert len(recall.strip().splitlines()) <= 30
     assert max(len(line) for line in recall.splitlines()) < 140
-    assert "5 more group(s)" in recall and "17 more" in recall
+    assert "5 more group(s)" in recall and "16 more" in recall
 
 
 def _with_earlier_attempts(code: str):
-    attempt = EarlierAttempt(at=1_767_350_000.0, path="src/calc.py", line=2, code=code, message="`eval()` runs code",
-                             findings=2, commit=None, subject=None)
-    group = RecallGroup("SEN303", "`eval()` runs arbitrary code from a string", 1, earlier_attempts=[attempt, attempt])
+    attempts = [EarlierAttempt(at=at, path="src/calc.py", line=2, code=code, message="`eval()` runs code",
+                               findings=2, commit=None, subject=None) for at in (1_767_350_000.0, 1_767_353_600.0)]
+    # the same attempt recorded twice is one line
+    group = RecallGroup("SEN303", "`eval()` runs arbitrary code from a string", 1,
+                        earlier_attempts=[attempts[0], attempts[0], attempts[1]])
     return sample_verdict(recall=[group])
 
 
@@ -158,7 +160,8 @@ LONG_LINE = "return eval(expression_text, {'__builtins__': {}}, " + ", ".join(f"
 def test_text_shows_one_line_per_earlier_attempt_cut_at_a_word_boundary():
     out = render(_with_earlier_attempts(LONG_LINE), "text")
     lines = [line for line in out.splitlines() if "tried before" in line]
-    assert len(lines) == 2 and all("src/calc.py:2 (+1 more): return eval(expression_text," in ln for ln in lines)
+    assert len(lines) == 2 and all("still failed at src/calc.py:2 (+1 more): return eval(expression_text," in ln
+                                   for ln in lines)
     tail = lines[0].rsplit(" ", 1)[-1]
     assert tail.endswith("\u2026") and (tail[:-1] in LONG_LINE.split() or tail[:-1] + "," in LONG_LINE.split())
 
@@ -169,7 +172,7 @@ def test_markdown_shows_one_line_per_earlier_attempt_cut_at_a_word_boundary():
     md = markdown.render(_with_earlier_attempts(LONG_LINE + " <script>"))
     assert "<script>" not in md
     lines = [html.unescape(line) for line in md.splitlines() if "tried before" in line]
-    assert len(lines) == 2 and "<code>src/calc.py:2</code> (+1 more): <code>return eval(expression_text," in lines[0]
+    assert len(lines) == 2 and "still failed at src/calc.py:2 (+1 more): <code>return eval(expression_text," in lines[0]
     assert lines[0].endswith("\u2026</code>")
     shown = lines[0].split("<code>")[-1][: -len("\u2026</code>")]
     assert shown.rsplit(" ", 1)[-1].rstrip(",") in [w.rstrip(",") for w in LONG_LINE.split()]

@@ -25,7 +25,7 @@ _DIM = "\033[2m"
 _CODE_WIDTH = 160
 # Recall is a reminder, not a report: a few lines at most.
 _RECALL_GROUPS = 3
-_RECALL_ITEMS = 3
+_RECALL_ITEMS = 2
 _REASON_WIDTH = 70
 
 # Control characters (ANSI escapes included) and bidi overrides from a changed file must not
@@ -165,8 +165,7 @@ def _recall_item(it) -> list[tuple[str, str]]:
     from sentinel.recall_view import shorten as cut
 
     if it.kind == "pattern":
-        return [("item", cut(f"  recurring: {clean(it.headline)}", _RECALL_WIDTH)),
-                ("dim", cut(f"    {clean(it.why)}", _RECALL_WIDTH))]
+        return [("item", cut(f"  recurring: {clean(it.headline)} ({clean(it.why)})", _RECALL_WIDTH))]
     if it.kind == "attempt":
         return [("item", cut(f"  {clean(it.why)}: {clean(it.headline)}", _RECALL_WIDTH))]
     lead = it.why if it.kind == "fix" and it.why else it.label
