@@ -95,9 +95,29 @@ def fit_non_negative(X: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> di
     return {"intercept": round(float(w[0]), 4), "coef": coef, "samples": int(len(y)), "positives": int(y.sum())}
 
 
-def probabilities(model: dict, X: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
+def probabilities(model: dict, X: np.ndarray, names: tuple[str, ...], curve: dict | None = None) -> np.ndarray:
     w = np.asarray([model["coef"].get(n, 0.0) for n in names])
-    return 1 / (1 + np.exp(-(model["intercept"] + X @ w)))
+    raw = 1 / (1 + np.exp(-(model["intercept"] + X @ w)))
+    return np.interp(raw, curve["x"], curve["y"]) if curve else raw
+
+
+def isotonic_curve(raw: np.ndarray, y: np.ndarray, per_bin: int = 100) -> dict:
+    """A monotone map from the logistic model's output to the observed share of relevant candidates (isotonic
+    regression by pool-adjacent-violators over bins of `per_bin` candidates, knots at each block's mean): the
+    logistic model ranks, the curve makes its number mean what it says. Interpolated linearly between knots, so
+    the order of candidates is kept between the first and the last knot."""
+    order = np.argsort(raw, kind="mergesort")
+    xs, ys = raw[order], y[order]
+    bins = [(float(xs[i:i + per_bin].mean()), float(ys[i:i + per_bin].sum()), len(xs[i:i + per_bin]))
+            for i in range(0, len(xs), per_bin)]
+    blocks: list[list[float]] = []  # [sum of x * n, sum of y, n]
+    for x, ysum, n in bins:
+        blocks.append([x * n, ysum, n])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            b2, b1 = blocks.pop(), blocks.pop()
+            blocks.append([b1[0] + b2[0], b1[1] + b2[1], b1[2] + b2[2]])
+    return {"x": [round(b[0] / b[2], 4) for b in blocks], "y": [round(b[1] / b[2], 4) for b in blocks],
+            "per_bin": per_bin}
 
 
 def auc(p: np.ndarray, y: np.ndarray) -> float:
@@ -134,9 +154,10 @@ def reliability(p: np.ndarray, y: np.ndarray) -> list[tuple[str, int, float, flo
     return rows
 
 
-def report(label: str, model: dict, judgements: list[dict], names: tuple[str, ...], threshold: float) -> dict:
+def report(label: str, model: dict, judgements: list[dict], names: tuple[str, ...], threshold: float,
+           curve: dict | None = None) -> dict:
     X, y = matrix(judgements, names)
-    p = probabilities(model, X, names)
+    p = probabilities(model, X, names, curve)
     by_history: dict[str, dict] = {}
     for h in sorted({j["history"] for j in judgements}):
         sel = np.asarray([j["history"] == h for j in judgements])
@@ -181,6 +202,28 @@ def outside(cal: dict, data: str, threshold: float) -> dict:
     return out
 
 
+def hit_rates(model: dict, judgements: list[dict], names: tuple[str, ...], curve: dict | None) -> dict:
+    """Per threshold: the share of queries with a relevant card among the (at most) three best shown, and the
+    precision of what is shown — the project's cards only, ranked by score (the order `memory search` shows them
+    in before it spreads them over files)."""
+    X, y = matrix(judgements, names)
+    p = probabilities(model, X, names, curve)
+    by_query: dict = {}
+    for j, pj, yj in zip(judgements, p, y):
+        by_query.setdefault((j["history"], j["query"]), []).append((float(pj), float(yj)))
+    out = {}
+    for t in (0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
+        hit = shown = rel = 0
+        for cands in by_query.values():
+            top = [c for c in sorted(cands, key=lambda c: -c[0]) if c[0] >= t][:3]
+            hit += any(c[1] for c in top)
+            shown += len(top)
+            rel += sum(c[1] for c in top)
+        out[str(t)] = {"hit@3": round(hit / max(len(by_query), 1), 3), "precision": round(rel / max(shown, 1), 3)}
+    print(f"\nheld out, by threshold: {out}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fit", nargs="+", required=True, metavar="JSONL", help="judgements of the tuned histories")
@@ -211,10 +254,16 @@ def main() -> int:
         X, y = matrix(train, names)
         project[mode] = fit_non_negative(X, y, names)
         print(f"\nproject {mode}: {project[mode]}")
-    project["fit"] = report("fit (tuned histories)", project["hybrid"], train, FEATURES, args.threshold)
+    for mode, names in (("hybrid", FEATURES), ("lexical", tuple(f for f in FEATURES if f != "cosine"))):
+        X, y = matrix(train, names)
+        project[mode]["curve"] = isotonic_curve(probabilities(project[mode], X, names), y)
+    curve = project["hybrid"]["curve"]
+    print(f"\nproject hybrid curve: {list(zip(curve['x'], curve['y']))}")
+    project["fit"] = report("fit (tuned histories)", project["hybrid"], train, FEATURES, args.threshold, curve)
     if held:
         project["validation"] = report("validation (held-out histories)", project["hybrid"], held, FEATURES,
-                                       args.threshold)
+                                       args.threshold, curve)
+        project["hit_rate"] = hit_rates(project["hybrid"], held, FEATURES, curve)
     out["project"] = project
     out["label"] = LABEL
     if args.outside and out.get("hybrid"):

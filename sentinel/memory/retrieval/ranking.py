@@ -27,6 +27,7 @@ query's fix changed.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from functools import lru_cache
@@ -61,8 +62,21 @@ class Calibration(Record, frozen=True):
 
     def probabilities(self, feats: dict[str, list[float]], lexical: bool, project: bool = False) -> list[float]:
         """The calibrated probability of each candidate: the logistic model over its features."""
+        return self.scored(feats, lexical, project)[0]
+
+    def scored(self, feats: dict[str, list[float]], lexical: bool,
+               project: bool = False) -> tuple[list[float], list[float]]:
+        """(calibrated probabilities, the logistic model's raw ones): a model may carry an isotonic `curve` that
+        maps its raw output to the observed share of relevant candidates; the raw value orders what the curve
+        ties (beyond its end knots)."""
         models = self.project if project and self.project else {"hybrid": self.hybrid, "lexical": self.lexical}
         model = models["lexical" if lexical else "hybrid"]
+        raw = self._logistic(model, feats)
+        curve = model.get("curve")
+        return ([_interp(v, curve["x"], curve["y"]) for v in raw] if curve else raw), raw
+
+    @staticmethod
+    def _logistic(model: dict, feats: dict[str, list[float]]) -> list[float]:
         z = [float(model["intercept"])] * len(next(iter(feats.values())))
         for name, w in model["coef"].items():
             if name in feats:
@@ -70,6 +84,17 @@ class Calibration(Record, frozen=True):
                 z = [a + w * b for a, b in zip(z, feats[name])]
         # exp(-z) overflows a float below z = -709: the probability is 0 there, as numpy's inf gives
         return [1.0 / (1.0 + math.exp(-v)) if v > -700 else 0.0 for v in z]
+
+
+def _interp(v: float, xs: list[float], ys: list[float]) -> float:
+    """numpy.interp of one value: linear between knots, the end values beyond them."""
+    if v <= xs[0]:
+        return ys[0]
+    if v >= xs[-1]:
+        return ys[-1]
+    i = bisect.bisect_right(xs, v)
+    x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+    return y0 + (y1 - y0) * (v - x0) / (x1 - x0) if x1 > x0 else y1
 
 
 @lru_cache(maxsize=4)
@@ -93,10 +118,12 @@ def rank(idx, cands, k: int, min_score: float):
                              signals=cands.signals)
     n = len(cands.rows)
     project = bool(getattr(idx, "has_heat", False))
-    score = load_calibration().probabilities(cands.features, lexical=cands.cosine is None, project=project)
+    score, raw = load_calibration().scored(cands.features, lexical=cands.cosine is None, project=project)
     keep = [j for j in range(n) if score[j] >= min_score] if min_score > 0 else list(range(n))
+    if project and min_score > 0:
+        keep = [j for j in keep if _about_the_query(cands.features, j)]
     below = n - len(keep)
-    order = sorted(keep, key=lambda j: (-score[j], cands.rows[j]))
+    order = sorted(keep, key=lambda j: (-score[j], -raw[j], cands.rows[j]))
     order = spread(idx, cands, score, order, k) if getattr(idx, "has_heat", False) else order[:k]
     out = previews(idx, cands, score, order)
     note = cands.note
@@ -105,6 +132,21 @@ def rank(idx, cands, k: int, min_score: float):
         note = f"{note}; {extra}" if note else extra
     return SearchResults(out, mode=cands.mode, note=note, model=cands.model, candidates=n, min_score=min_score,
                          signals=cands.signals, below_threshold=below)
+
+
+SHARED_WORDS_COSINE = 0.25  # shared words alone are evidence when the meaning is close too
+
+
+def _about_the_query(feats: dict, j: int) -> bool:
+    """A project's card is shown only with evidence that it is about the query — an identifier or a code area it
+    shares, or shared words with a close meaning — not on the strength of its file's fix history (heat) alone:
+    the prior orders what the query reaches, it does not answer a query that says nothing about the project
+    ("kubernetes helm chart values" and a cart fix sharing the word "values")."""
+    if feats.get("identifiers", [0.0] * (j + 1))[j] > 0 or ("area" in feats and feats["area"][j] > 0):
+        return True
+    if feats.get("coverage", [0.0] * (j + 1))[j] <= 0:
+        return False
+    return "cosine" not in feats or feats["cosine"][j] >= SHARED_WORDS_COSINE
 
 
 COVERED = 0.5  # a hit whose every file an earlier hit already covers ranks as if half as likely

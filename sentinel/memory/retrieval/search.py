@@ -56,11 +56,12 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
 
 
 def search_memory(query: str, k: int = 10, *, config: Any = None, root: str | None = None,
-                  index: MemoryIndex | None = None, project_first: bool = False, **kwargs: Any) -> SearchResults:
-    """Search the bundled index (or `index`) and the project's learned cards together, merged by score.
+                  index: MemoryIndex | None = None, project_first: bool = True, **kwargs: Any) -> SearchResults:
+    """Search the project's learned cards and the bundled index (or `index`) together.
 
-    Scores are calibrated, so hits of both indexes compare directly; with project_first the project's own
-    hits above the threshold come before bundled ones (what recall does: this project's history first)."""
+    Both clear the same threshold; the project's own hits come first (its history is where its bugs were fixed:
+    another project's fix is judged by a looser label, "related", and fills the slots the project leaves free);
+    project_first=False merges the two by score alone."""
     base = search(query, k=k, config=config, index=index if index is not None else load_index(root=root),
                   **kwargs)
     project = learned_index(root) if root else None
