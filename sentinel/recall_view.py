@@ -104,15 +104,16 @@ ATTEMPTS_SHOWN = 3
 PATTERNS_SHOWN = 2
 
 
-def groups(verdict: Verdict, max_groups: int, max_items: int) -> tuple[list[Group], int]:
+def groups(verdict: Verdict, max_groups: int, max_items: int,
+           max_patterns: int = PATTERNS_SHOWN) -> tuple[list[Group], int]:
     """(the groups shown, how many more groups there are). Within a group, identical lines are shown once."""
     out = []
     for g in verdict.recall[:max_groups]:
-        out.append(group(g, max_items))
+        out.append(group(g, max_items, max_patterns))
     return out, max(0, len(verdict.recall) - max_groups)
 
 
-def group(g: RecallGroup, max_items: int) -> Group:
+def group(g: RecallGroup, max_items: int, max_patterns: int = PATTERNS_SHOWN) -> Group:
     """A group's lines: up to `max_items` past fixes (and guidance), then this change's earlier attempts (the
     newest few), then the recurring patterns; identical lines once."""
     shown: list[Item] = []
@@ -120,7 +121,7 @@ def group(g: RecallGroup, max_items: int) -> Group:
     seen: set[tuple] = set()
     for limit, items in ((max_items, [fix_item(s) for s in g.similar]),
                          (ATTEMPTS_SHOWN, [attempt_item(a) for a in g.earlier_attempts][::-1]),
-                         (PATTERNS_SHOWN, [pattern_item(p) for p in g.patterns])):
+                         (max_patterns, [pattern_item(p) for p in g.patterns])):
         kept = []
         for it in items:
             key = (it.kind, it.headline, it.why, it.card_id)

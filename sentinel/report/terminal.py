@@ -141,7 +141,7 @@ def recall_lines(verdict: Verdict) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if verdict.recall:
         out.append(("head", recall_view.headline(verdict)))
-    shown, more = recall_view.groups(verdict, _RECALL_GROUPS, _RECALL_ITEMS)
+    shown, more = recall_view.groups(verdict, _RECALL_GROUPS, _RECALL_ITEMS, max_patterns=1)
     for group in shown:
         # The title already names the problem (the first finding's message); repeating the rule
         # code would make `grep -c SEN301` on the output count recall lines as findings.
@@ -161,7 +161,8 @@ _RECALL_WIDTH = 132  # a recall line, indentation included
 
 
 def _recall_item(it) -> list[tuple[str, str]]:
-    """Two lines: why it is shown (or what it is) and the problem; then the fix and the card to open."""
+    """A past fix in three lines: why it is shown and where it comes from; the problem; the fix and the card to
+    open. An earlier attempt and a pattern in one."""
     from sentinel.recall_view import shorten as cut
 
     if it.kind == "pattern":
@@ -169,14 +170,15 @@ def _recall_item(it) -> list[tuple[str, str]]:
     if it.kind == "attempt":
         return [("item", cut(f"  {clean(it.why)}: {clean(it.headline)}", _RECALL_WIDTH))]
     lead = it.why if it.kind == "fix" and it.why else it.label
-    if it.kind == "fix" and it.why and it.label != "this project's past fix":
-        lead = f"{it.label}: {it.why}"
+    if it.kind == "fix" and it.label != "this project's past fix":
+        lead = f"{it.label}: {it.why}" if it.why else it.label
     where = f" ({clean(it.origin)})" if it.origin else ""
     score = f" {it.score:.2f}" if it.score is not None else ""
     tail = f" [{clean(it.card_id)}{score}]"
-    fix = f"    fix: {clean(it.fix)}" if it.fix else "   "
-    return [("item", cut(f"  {clean(lead)}{where}: {clean(it.headline)}", _RECALL_WIDTH)),
-            ("dim", cut(fix, _RECALL_WIDTH - len(tail)) + tail)]
+    lines = [("item", cut(f"  {clean(lead)}{where}", _RECALL_WIDTH)),
+             ("dim", cut(f"    problem: {clean(it.headline)}", _RECALL_WIDTH))]
+    fix = cut(f"    fix: {clean(it.fix)}", _RECALL_WIDTH - len(tail)) if it.fix else "   "
+    return lines + [("dim", fix + tail)]
 
 
 def suppression_hint(f: Finding) -> str:
