@@ -232,13 +232,17 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
     return meta
 
 
+HEAT_PRIOR = 20
+
+
 def _write_heat(tmp: Path, typed: list, facets: dict[str, list[int]]) -> None:
     """heat.npy: per card, the share of the project's cards whose fix touched the card's most-fixed file (0 for a
-    card without files); hot.npy: the rows by heat, then newest first. In a project's own history the files
+    card without files), shrunk towards 0 by HEAT_PRIOR cards a project has not had yet — in a history of a few
+    fixes every file looks hot; hot.npy: the rows by heat, then newest first. In a project's own history the files
     fixed most often are the likeliest to be fixed again: a query that says little still lands near them."""
     import numpy as np
 
-    n = max(len(typed), 1)
+    n = len(typed) + HEAT_PRIOR
     heat = np.zeros(len(typed), dtype=np.float32)
     for row, c in enumerate(typed):
         counts = [len(facets.get(f"file:{norm_path(p)}", ())) for p in c.tags.files]
