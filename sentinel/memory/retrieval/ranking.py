@@ -47,6 +47,16 @@ _FALLBACK = {
     "fitted_on": [], "note": "fallback coefficients (calibration file missing)",
 }
 DEFAULT_MIN_SCORE = 0.35
+DEFAULT_PROJECT_MIN_SCORE = 0.25
+
+
+def min_score_for(idx, config) -> float:
+    """The configured threshold of the model that scores `idx`: memory.project-min-score for a project's own
+    learned index (it carries where its fixes were made), memory.min-score for other projects' fixes."""
+    mem = getattr(config, "memory", None)
+    if getattr(idx, "has_heat", False):
+        return float(getattr(mem, "project_min_score", DEFAULT_PROJECT_MIN_SCORE))
+    return float(getattr(mem, "min_score", DEFAULT_MIN_SCORE))
 
 
 class Calibration(Record, frozen=True):

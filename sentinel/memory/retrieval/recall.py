@@ -11,8 +11,8 @@ For a group of findings (one rule) recall asks, in order:
    shown instead of a past fix that cleared the threshold.
 
 Every hit carries why it was chosen (`why`) and where its fix comes from (commit, date, url). Scores are the
-calibrated probabilities of the search (sentinel.memory.retrieval.ranking) and one threshold (memory.min-score)
-holds for every past fix shown; guidance is not a past fix and carries none of its claims.
+calibrated probabilities of the search (sentinel.memory.retrieval.ranking); every past fix shown cleared its
+model's threshold (memory.project-min-score for the project's own, memory.min-score for others'); guidance is not a past fix and carries none of its claims.
 """
 
 from __future__ import annotations
@@ -126,12 +126,10 @@ def similar_fixes(rule: str, findings, config, root: str | None = None, about=No
     """(hits: list[RecallHit], note or None) for one group of findings. `about`: the rule's declaration
     (sentinel.rules.Rule: name, summary, mechanisms); `sites`: where the findings are (FailureSite)."""
     from sentinel.memory.cards.index import IndexMissing, learned_index, load_index
-    from sentinel.memory.retrieval import ranking
     from sentinel.memory.retrieval.search import search
 
     mem = getattr(config, "memory", None)
     k = max(1, int(getattr(mem, "recall_k", 3)))
-    min_score = float(getattr(mem, "min_score", ranking.DEFAULT_MIN_SCORE))
     query = _query(rule, findings, about, sites)
     signals, mechanisms = _signals(query, about, sites)
     notes: list[str] = []
@@ -139,7 +137,7 @@ def similar_fixes(rule: str, findings, config, root: str | None = None, about=No
 
     project = learned_index(root) if root else None
     if project is not None:
-        res = search(query, k=max(4 * k, 12), config=config, index=project, min_score=min_score, signals=signals)
+        res = search(query, k=max(4 * k, 12), config=config, index=project, signals=signals)
         if res.note and "no similar past fix" not in res.note:
             notes.append(res.note)
         placed = []
@@ -158,7 +156,7 @@ def similar_fixes(rule: str, findings, config, root: str | None = None, about=No
     guidance = None
     if bundled is not None:
         if len(picked) < k:
-            res = search(query, k=3 * k, config=config, index=bundled, min_score=min_score, signals=signals)
+            res = search(query, k=3 * k, config=config, index=bundled, signals=signals)
             if res.note and "no similar past fix" not in res.note and not notes:
                 notes.append(res.note)
             for h in res:

@@ -28,8 +28,8 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
            min_score: float | None = None, signals: Any = None) -> SearchResults:
     """Search over the index layer, scored by the calibrated model; filters narrow the cards before scoring.
 
-    min_score: hits below it are dropped (None: config memory.min_score, else the default threshold; 0 shows
-    every candidate). signals: the query's exact signals (QuerySignals); inferred from the text when None.
+    min_score: hits below it are dropped (None: the configured threshold of the index's model,
+    ranking.min_score_for; 0 shows every candidate). signals: the query's exact signals (QuerySignals); inferred from the text when None.
     Without a usable vector model the search is lexical only and says so (results.mode, results.note).
     """
     from sentinel.memory.retrieval import ranking, small
@@ -37,7 +37,7 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
     idx = index if index is not None else load_index(root=root)
     mem_cfg = getattr(config, "memory", None)
     if min_score is None:
-        min_score = float(getattr(mem_cfg, "min_score", ranking.DEFAULT_MIN_SCORE))
+        min_score = ranking.min_score_for(idx, config)
     w_e = float(getattr(mem_cfg, "embedding_weight", 0.5))
     k = max(1, int(k))
     cands = None
