@@ -321,7 +321,7 @@ def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], confi
         f.role = role
         override = config.severity.get(f.rule)
         if rule is not None:
-            severity = rule.severity_in(role, f.severity, override)
+            severity = rule.severity_in(role, f.severity, override, existing=ctx is not None and ctx.change.existing)
         else:
             severity = None if override == "off" else (Severity(override) if override else f.severity)
         if severity is None:
