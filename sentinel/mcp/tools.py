@@ -137,8 +137,9 @@ def _recall(change, config, verdict: Verdict) -> None:
 
     store, note = brief.open_store(config, change.changeset.root)
     try:
-        project, _, _ = brief.identity(change.changeset.root, config)
-        gate_hook.recall_from(verdict, store, project, config, change.changeset.root, rules=rule_index)
+        project, change_id, ref = brief.identity(change.changeset.root, config)
+        gate_hook.recall_from(verdict, store, project, config, change.changeset.root, rules=rule_index,
+                              change=(change_id, ref, gate_hook.content_digest(change.changeset)))
     except Exception as exc:  # memory is an aid: the verdict stands without it
         verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
     finally:
@@ -186,7 +187,10 @@ def verdict_data(verdict: Verdict, max_findings: int = 200) -> dict:
                                        "fix": s.fix_strategy} for s in g.similar],
                     "recurring_patterns": [{"rule": p.rule, "urgency": p.urgency, "attempts": p.count,
                                             "changes": p.changes, "last_resolution": p.last_resolution}
-                                           for p in g.patterns]}
+                                           for p in g.patterns],
+                    "earlier_attempts": [{"at": a.at, "path": a.path, "line": a.line, "code": a.code,
+                                          "message": a.message, "findings": a.findings, "commit": a.commit,
+                                          "subject": a.subject} for a in g.earlier_attempts]}
                    for g in verdict.recall],
         "recall_note": verdict.recall_note,
     }

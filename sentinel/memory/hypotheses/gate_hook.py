@@ -15,7 +15,7 @@ from collections import OrderedDict
 from sentinel import gitio
 from sentinel.errors import SentinelError
 from sentinel.memory.hypotheses import quiet
-from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
+from sentinel.models import EarlierAttempt, RecallGroup, RecurringPattern, SimilarFix, Verdict
 
 MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
 RETENTION_EVERY = 50  # runs between retention sweeps
@@ -177,6 +177,7 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
     project = _project(config, root, git_dir)
     groups = _groups(verdict) if not verdict.passed and verdict.findings else OrderedDict()
     sig_ids = _group_sig_ids(groups)
+    earlier: list = []  # this change's earlier failed attempts, read by the store phase (see _earlier)
 
     def store_phase():
         """(patterns by sig id or None when memory was skipped, notes, nothing pending)"""
@@ -184,9 +185,12 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
         if store is None:
             return None, notes, False
         try:
-            _record(store, change_identity(change, project), verdict, config)
+            ident = change_identity(change, project)
+            _record(store, ident, verdict, config)
             wanted = sorted({s for ids in sig_ids.values() for s in ids})
-            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2) if wanted else []
+            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2,
+                                   change_ref=ident["change_ref"]) if wanted else []
+            earlier[:] = _earlier(store, project, ident["change_id"], ident["digest"], groups)
             return {p.sig_id: p for p in found}, notes, not store.has_pending_resolutions(project)
         except SentinelError as exc:
             return None, notes + [f"memory skipped: {exc}"], False
@@ -212,7 +216,7 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
         except Exception as exc:  # a defect in the memory layer must not take the gate's verdict with it
             patterns, notes, settled = None, [f"memory skipped: internal error {type(exc).__name__}: {exc}"], False
     if groups:
-        _add_groups(verdict, groups, sig_ids, patterns, similar)
+        _add_groups(verdict, groups, sig_ids, patterns, similar, earlier if patterns is not None else [])
     if notes:
         verdict.recall_note = "; ".join(dict.fromkeys(n for n in notes + [verdict.recall_note] if n))
     if note_path and patterns is not None:
@@ -252,7 +256,7 @@ def _open(config, git_dir, root, project):
 
     notes: list[str] = []
     try:
-        store = open_store(config.memory, git_dir, wait=hook_wait())
+        store = open_store(config.memory, git_dir, wait=hook_wait(), quick=True)
     except SentinelError as exc:
         return None, [f"memory skipped: {exc}"]
     except OSError as exc:
@@ -275,7 +279,7 @@ def _record(store, ident: dict, verdict: Verdict, config) -> None:
 
     fail_rank = verdict.fail_level.rank
     records = [FindingRecord(f.rule, signature(f.rule, f.message, f.code), f.path, f.message, f.line,
-                             f.severity.value, f.severity.rank >= fail_rank)
+                             f.severity.value, f.severity.rank >= fail_rank, f.code)
                for f in verdict.findings]
     outcome = "passed" if verdict.passed else ("error" if verdict.errored else "failed")
     head = ident.get("head")
@@ -305,10 +309,35 @@ def _group_sig_ids(groups) -> dict[str, list[str]]:
 
 
 def recall(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None, config,
-           root: str | None = None, rules=None) -> None:
+           root: str | None = None, rules=None, earlier=()) -> None:
     """Add recall groups: similar past fixes, and the recurring patterns with the same signatures
-    (`patterns`: by sig id, from the store; None when memory was skipped)."""
-    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root, rules))
+    (`patterns`: by sig id, from the store; None when memory was skipped), and the earlier failed attempts at
+    this change (`earlier`: `Attempt`s, oldest first)."""
+    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root, rules), earlier)
+
+
+EARLIER_ATTEMPTS = 5  # per group: the most recent ones, shown oldest first
+
+
+def _earlier(store, project: str, change_id: str, digest: str | None, groups) -> list:
+    """This change's failed attempts since it last passed, but the one being shown (its content `digest`), when
+    the run failed: the approaches already tried (see `_earlier_for`)."""
+    if not groups:
+        return []
+    return store.earlier_attempts(project, change_id, but=digest)
+
+
+def _earlier_for(rule: str, attempts) -> list[EarlierAttempt]:
+    """The earlier attempts that failed on `rule`, one entry each: the first blocking finding of the rule in
+    it (its line: what was tried), and how many there were."""
+    out: list[EarlierAttempt] = []
+    for a in attempts:
+        hits = [f for f in a.findings if f.rule == rule and f.blocking]
+        if hits:
+            f = hits[0]
+            out.append(EarlierAttempt(at=a.created_at, path=f.path, line=f.line, code=f.code, message=f.message,
+                                      findings=len(hits), commit=a.commit_sha, subject=a.subject))
+    return out[-EARLIER_ATTEMPTS:]
 
 
 def _similar_fixes(verdict: Verdict, groups, config, root: str | None = None,
@@ -321,14 +350,15 @@ def _similar_fixes(verdict: Verdict, groups, config, root: str | None = None,
 
 
 def _add_groups(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None,
-                similar: dict[str, list[SimilarFix]]) -> None:
+                similar: dict[str, list[SimilarFix]], earlier=()) -> None:
     for rule, findings in groups.items():
         found = [patterns[s] for s in sig_ids[rule] if patterns and s in patterns][:3]
         recurring = [RecurringPattern(signature=p.signature, rule=p.rule, urgency=p.urgency, count=p.attempts,
                                       changes=p.changes, last_resolution=p.last_resolution) for p in found]
-        if similar[rule] or recurring:
+        tried = _earlier_for(rule, earlier)
+        if similar[rule] or recurring or tried:
             verdict.recall.append(RecallGroup(rule=rule, title=findings[0].message[:160], finding_count=len(findings),
-                                              similar=similar[rule], patterns=recurring))
+                                              similar=similar[rule], patterns=recurring, earlier_attempts=tried))
 
 
 def _searcher(verdict: Verdict, root: str | None = None):
@@ -396,18 +426,24 @@ def current_change(root: str | None, config, change_ref: str | None = None) -> t
     return project, f"{branch}@{(head[0] if head else 'root')[:12]}", branch
 
 
-def recall_from(verdict: Verdict, store, project: str, config, root: str | None = None, rules=None) -> None:
-    """Recall for a verdict without recording it (readers such as the MCP server): `store` may be None."""
+def recall_from(verdict: Verdict, store, project: str, config, root: str | None = None, rules=None,
+                change: tuple[str, str, str | None] | None = None) -> None:
+    """Recall for a verdict without recording it (readers such as the MCP server): `store` may be None.
+    `change`: (change_id, change_ref, content digest) of the change checked, for its earlier attempts."""
     if verdict.passed or not verdict.findings:
         return
     groups = _groups(verdict)
     sig_ids = _group_sig_ids(groups)
     patterns = None
+    earlier: list = []
     if store is not None:
         wanted = sorted({s for ids in sig_ids.values() for s in ids})
         try:
-            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2)
+            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2,
+                                   change_ref=change[1] if change else None)
             patterns = {p.sig_id: p for p in found}
+            if change:
+                earlier = _earlier(store, project, change[0], change[2], groups)
         except SentinelError as exc:
             verdict.recall_note = f"memory skipped: {exc}"
-    recall(verdict, groups, sig_ids, patterns, config, root, rules)
+    recall(verdict, groups, sig_ids, patterns, config, root, rules, earlier)

@@ -8,18 +8,20 @@ import os
 from sentinel.memory.store import SCHEMA_VERSION, StoreError
 
 
-def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readonly: bool = False):
+def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readonly: bool = False,
+               quick: bool = False):
     """Open the configured store (see :func:`sentinel.memory.store.location.store_target`).
 
     `wait` bounds how long a lock or the network may hold this call up: the hook passes ~1 s. `readonly`:
-    never write, not even a migration (a store of another schema is a StoreError)."""
+    never write, not even a migration (a store of another schema is a StoreError). `quick` (the hook): a
+    migration step too long for a hook is refused with a StoreError that says to run `sentinel memory migrate`."""
     from sentinel.memory.store.location import store_target
 
     kind, where = store_target(config_memory, git_dir)
     if kind == "postgres":
         from sentinel.memory.store.postgres import PostgresStore
 
-        store = PostgresStore.connect(where, wait=wait, migrate=not readonly)
+        store = PostgresStore.connect(where, wait=wait, migrate=not readonly, quick=quick)
         if readonly and store.schema_version() != SCHEMA_VERSION:
             store.close()
             raise StoreError(f"the team database {store.describe()} is not at schema {SCHEMA_VERSION} "
@@ -27,7 +29,7 @@ def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readon
         return store
     from sentinel.memory.store.sqlite import SQLiteStore
 
-    return SQLiteStore.readonly(where) if readonly else SQLiteStore(where, timeout=wait)
+    return SQLiteStore.readonly(where) if readonly else SQLiteStore(where, timeout=wait, quick=quick)
 
 
 def open_learned_store(config_memory, git_dir: str | None):
