@@ -33,8 +33,9 @@ SHORT_SHA = 7  # as GitHub shows a commit
 
 
 def code(text: str, width: int = _CODE_WIDTH) -> str:
-    """Untrusted code as an inline code span (for callers that build Markdown around it: reviews, the brief)."""
-    return code_span(text, width=width)
+    """Untrusted code as ``<code>`` HTML with escaped content, as the recall block and the memory brief show it
+    (the findings, the review comments and the summary use code spans: sentinel.report.mdsafe)."""
+    return code_html(text, width=width)
 
 
 def _headline(verdict: Verdict, title: str, exit_zero: bool = False) -> str:
