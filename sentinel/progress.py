@@ -8,7 +8,6 @@ flickers. ``SENTINEL_PROGRESS_DELAY`` (seconds) changes that wait; ``TERM=dumb``
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 
@@ -43,9 +42,11 @@ class Progress:
         if not last and self._drawn_at is not None and now - self._drawn_at < self.interval:
             return
         self._drawn_at = now
-        width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+        self._draw_line(f"sentinel: {text}")
+
+    def _draw_line(self, line: str) -> None:
         try:
-            self.stream.write(_ERASE + f"sentinel: {text}"[:width])
+            self.stream.write(_ERASE + line[:_width(self.stream)])
             self.stream.flush()
         except (OSError, ValueError):
             return  # a terminal that went away takes its progress with it
@@ -60,6 +61,18 @@ class Progress:
                 self.stream.flush()
             except (OSError, ValueError):
                 pass
+
+
+def _width(stream) -> int:
+    """Columns to draw in: the terminal's (a new pseudo-terminal says 0), else $COLUMNS, else 80; one short of it,
+    so the line never wraps."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        columns = 0
+    if columns <= 0:
+        columns = int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 80
+    return max(20, columns - 1)
 
 
 def for_terminal(stream=None) -> Progress | None:
