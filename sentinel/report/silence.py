@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from sentinel.languages import HASH_COMMENT, SLASH_COMMENT, detect_language
 from sentinel.models import Finding
-from sentinel.report.locate import is_pseudo_path
 
 # Comment syntaxes whose comments sentinel.lexer reads (so sentinel.suppress sees the pragma there).
 _LEADERS = {**dict.fromkeys(HASH_COMMENT, "# "), **dict.fromkeys(SLASH_COMMENT, "// "), "python": "# ",
@@ -16,9 +15,9 @@ _LEADERS = {**dict.fromkeys(HASH_COMMENT, "# "), **dict.fromkeys(SLASH_COMMENT, 
 def inline_pragma(f: Finding) -> str | None:
     """``# sentinel: ignore[SEN301]`` in the comment syntax of the finding's file, or None when its line
     cannot carry one."""
-    if not f.line or not f.path or is_pseudo_path(f.path):
+    if not f.line or not f.path:
         return None
-    leader = _LEADERS.get(detect_language(f.path))
+    leader = _LEADERS.get(detect_language(f.path))  # COMMIT_MSG and other pseudo-paths have no language
     return f"{leader}sentinel: ignore[{f.rule}]" if leader else None
 
 
