@@ -161,7 +161,10 @@ def cmd_show(args) -> int:
     if args.json:
         _print_json(card)
         return 0
-    print(render_card(card))
+    from sentinel.redact import display_text
+
+    # cards quote commit text and code: nothing a terminal would act on (escapes, bidi overrides) is shown raw
+    print(display_text(render_card(card), multiline=True))
     return 0
 
 
@@ -187,7 +190,23 @@ def render_card(card: dict) -> str:
         lines.append(f"  area: {area}")
     for chunk in digest.get("chunks", []):
         lines.append(f"  - {chunk.get('what', '')}  (why: {chunk.get('why', '')})")
+    for change in digest.get("changes", []):
+        lines.append(f"  change: {change.get('kind', '')} in {change.get('symbol', '')}: {change.get('detail', '')}")
+    excerpt = digest.get("excerpt") or {}
+    if excerpt:
+        where = excerpt.get("file", "") + (f"::{excerpt['symbol']}" if excerpt.get("symbol") else "")
+        lines.append(f"  excerpt ({where}):")
+        for side in ("before", "after"):
+            code = excerpt.get(side) or ""
+            lines += [f"    {side}:"] + [f"      {ln}" for ln in (code.splitlines() or ["(nothing)"])]
+    if tags.get("symbols"):
+        lines.append(f"  symbols: {', '.join(tags['symbols'])}")
     lines += ["", "Verification", "------------", f"  reproduction: {ver.get('reproduction', '')}"]
+    reg = ver.get("regression_test") or {}
+    if reg:
+        lines.append(f"  regression test: {reg.get('name', '')}" + (f" ({reg['file']})" if reg.get("file") else ""))
+        if reg.get("assertion"):
+            lines.append(f"    pins: {reg['assertion']}")
     lines += [f"  test: {t}" for t in ver.get("tests_added", [])]
     lines += [f"  edge case: {e}" for e in ver.get("edge_cases", [])]
     src = prov.get("source", "")
