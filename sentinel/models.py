@@ -79,6 +79,9 @@ class FileChange(Record):
     # What the file is for (sentinel.roles): product, test, fixture, docs, example, stub, generated, vendored,
     # ci. Decided once by the engine, before any check runs.
     role: str = "product"
+    # The file as it is, not a change to it (`--all-files`, or a file named on the command line that the change
+    # does not touch): every line counts as added, but none was written by a change (Rule.existing).
+    existing: bool = False
 
     def in_hunks(self, line: int) -> bool:
         return any(h.target_start <= line < h.target_start + max(h.target_length, 1) for h in self.hunks)

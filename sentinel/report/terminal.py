@@ -94,10 +94,13 @@ def check_status_parts(checks: list[CheckResult], fail_level: Severity) -> list[
     return parts
 
 
-def verdict_state(verdict: Verdict) -> str:
+def verdict_state(verdict: Verdict, exit_zero: bool = False) -> str:
+    """passed, failed or error; with ``exit_zero`` (``--exit-zero``) a failed gate says it exits 0 anyway."""
     if verdict.errored:
         return "error"
-    return "passed" if verdict.passed else "failed"
+    if verdict.passed:
+        return "passed"
+    return "failed (exit 0: --exit-zero)" if exit_zero else "failed"
 
 
 def _plural(n: int, word: str) -> str:
@@ -111,11 +114,12 @@ def counts_phrase(verdict: Verdict) -> str:
     return ", ".join(parts) or "no findings"
 
 
-def summary_line(verdict: Verdict) -> str:
+def summary_line(verdict: Verdict, exit_zero: bool = False) -> str:
     """The one line every format ends with (the CLI echoes it when the report goes to a file)."""
     # "file(s)"/"added line(s)" wording is relied on by scripts and tests: keep it stable.
-    text = (f"sentinel: {verdict_state(verdict)} - {counts_phrase(verdict)} in {verdict.files_changed} file(s), "
-            f"{verdict.lines_added} added line(s) [{clean(verdict.source)}, fail-level {verdict.fail_level.value}]")
+    text = (f"sentinel: {verdict_state(verdict, exit_zero)} - {counts_phrase(verdict)} in "
+            f"{verdict.files_changed} file(s), {verdict.lines_added} added line(s) "
+            f"[{clean(verdict.source)}, fail-level {verdict.fail_level.value}]")
     extra = []
     if verdict.suppressed:
         extra.append(f"{verdict.suppressed} suppressed inline")
@@ -182,18 +186,14 @@ def _recall_item(it) -> list[tuple[str, str]]:
 
 
 def suppression_hint(f: Finding) -> str:
-    """How to silence a rule, shown once per rule and run: inline for a line of code, else config.
+    """How to silence a rule, shown once per rule and run (and comment syntax): the pragma for its line, in
+    the file's comment syntax, else the config line."""
+    from sentinel.report.silence import phrase
 
-    It names the rule as ``<code>`` (the code is on the line above): `grep -c SEN301` on the output
-    keeps counting findings."""
-    if f.line and f.path and f.path != "COMMIT_MSG":
-        how = 'add "# sentinel: ignore[<code>]" to the line to silence it'
-    else:
-        how = 'turn the rule off with <code> = "off" under [tool.sentinel.severity]'
-    return f'note: {how}; "sentinel explain <code>" says why it matters'
+    return phrase(f)
 
 
-def render(verdict: Verdict, color: bool = False, **_) -> str:
+def render(verdict: Verdict, color: bool = False, exit_zero: bool = False, **_) -> str:
     verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     def c(text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if color else text
@@ -211,9 +211,10 @@ def render(verdict: Verdict, color: bool = False, **_) -> str:
                 out.append(c(f"{'':12}| {shorten(code, _CODE_WIDTH)}", _DIM))
             if f.hint:
                 out.append(c(f"{'':12}hint: {clean(f.hint)}", _DIM))
-            if f.rule not in seen:
-                seen.add(f.rule)
-                out.append(c(f"{'':12}{suppression_hint(f)}", _DIM))
+            note = suppression_hint(f)
+            if note not in seen:  # once per rule and comment syntax
+                seen.add(note)
+                out.append(c(f"{'':12}{note}", _DIM))
 
     recall = recall_lines(verdict)
     if recall:
@@ -235,5 +236,5 @@ def render(verdict: Verdict, color: bool = False, **_) -> str:
     for nc in verdict.not_checked:
         out.append(c(f"{clean(nc.path)}: not checked ({clean(nc.reason)})", _YELLOW))
     color_summary = _GREEN if verdict.passed else _RED
-    out.append(c(summary_line(verdict), _BOLD + color_summary))
+    out.append(c(summary_line(verdict, exit_zero), _BOLD + color_summary))
     return "\n".join(out) + "\n"
