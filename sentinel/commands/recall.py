@@ -83,7 +83,8 @@ def cmd_recall(args) -> int:
             for h in hits]
     if args.json:
         print(json.dumps({"signals": signals.to_json(), "query": query, "exact": qsig.to_json(),
-                          "mode": hits.mode, "note": hits.note, "min_score": hits.min_score, "results": rows},
+                          "mode": hits.mode, "note": hits.note, "min_score": hits.min_score,
+                          "project_min_score": hits.project_min_score, "results": rows},
                          indent=2))
         return 0
     print(f"signals ({signals.format}): {', '.join(signals.exception_types) or '-'}"

@@ -80,7 +80,8 @@ def search_memory(query: str, k: int = 10, *, config: Any = None, root: str | No
         note = None
     return SearchResults(merged[:k], mode=base.mode if base.mode == mine.mode else "mixed", note=note,
                          model=base.model, candidates=base.candidates + mine.candidates, min_score=base.min_score,
-                         signals=base.signals, below_threshold=base.below_threshold + mine.below_threshold)
+                         signals=base.signals, below_threshold=base.below_threshold + mine.below_threshold,
+                         project_min_score=mine.min_score)
 
 
 def show(card_id: str, *, index: MemoryIndex | None = None, root: str | None = None) -> dict | None:
