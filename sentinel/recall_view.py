@@ -8,26 +8,13 @@ colour); they decide nothing about what is shown.
 from __future__ import annotations
 
 from sentinel.models import EarlierAttempt, RecallGroup, RecurringPattern, SimilarFix, Verdict
+from sentinel.oneline import shorten
 from sentinel.record import Record, factory
 
 SUMMARY_WIDTH = 160
 FIX_WIDTH = 200
 
 SOURCE_LABEL = {"project": "this project's past fix", "bundled": "past fix elsewhere", "guidance": "general guidance"}
-
-
-def shorten(text: str, limit: int) -> str:
-    """One line of at most `limit` characters, cut at a word boundary with an ellipsis (never mid-word)."""
-    text = text or ""
-    indent = text[: len(text) - len(text.lstrip(" "))]
-    text = indent + " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:.") + "\u2026"
 
 
 def short_sha(sha: str | None) -> str:

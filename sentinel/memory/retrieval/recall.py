@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from sentinel.oneline import shorten
 from sentinel.record import Record, factory
 
 _FIRST_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
@@ -51,18 +52,6 @@ def _query(rule: str, findings, about=None, sites=()) -> str:
     if scopes:
         parts.append("in " + ", ".join(scopes[:3]))
     return ". ".join(parts)
-
-
-def shorten(text: str, limit: int) -> str:
-    """`text` on one line, at most `limit` characters, cut at a word boundary with an ellipsis."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
 
 
 def fix_line(card: dict, limit: int = 180) -> str:
