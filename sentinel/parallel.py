@@ -104,11 +104,24 @@ def shards(contexts: list, jobs: int, min_lines: int = 0) -> list[list]:
     return out
 
 
-def analyse(modules: dict, contexts: list,
-            portable: bool = False) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
+def counter(total: int, progress=None):
+    """A callable that counts finished files and tells `progress(done, total)`; None without a `progress`."""
+    if progress is None:
+        return None
+    done = [0]
+
+    def file_done() -> None:
+        done[0] += 1
+        progress(done[0], total)
+    return file_done
+
+
+def analyse(modules: dict, contexts: list, portable: bool = False,
+            on_file=None) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
     """Run every module's check_file over the files, in file order. A check stops at its first
     exception (the error names the file), exactly as a serial run does. `portable`: the results
-    go to another process, so each file's parsed views are dropped as soon as it is done."""
+    go to another process, so each file's parsed views are dropped as soon as it is done. `on_file`
+    is called after each file (progress)."""
     phases = {name: FilePhase() for name in modules}
     parse_errors: list[tuple[str, str]] = []
     since_trim = 0
@@ -134,6 +147,8 @@ def analyse(modules: dict, contexts: list,
             if since_trim >= TRIM_LINES:  # a file's AST is freed in pieces the C heap keeps unless asked
                 _return_freed_memory()
                 since_trim = 0
+        if on_file is not None:
+            on_file()
     return phases, parse_errors
 
 
@@ -186,7 +201,7 @@ def _parent_death_signal() -> bool:
 
 
 def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = True,
-               share: bool = False) -> list:
+               share: bool = False, tick=None) -> list:
     """[fn(part) for part in parts] on forked workers, results in order. fn and the parts are
     inherited by the fork; only results are pickled back. With `local_first` this process computes
     the first part while `workers` (default: one per other part) take the rest, as they free up.
@@ -194,7 +209,8 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
     (the workers go from the first one on), so it works instead of waiting: the same cores need one
     fork fewer, and each fork holds pages of everything this process holds.
     An exception raised by fn in a worker is raised here; a part whose worker died is redone here.
-    However this call ends — an exception, Ctrl-C, SIGTERM — no worker outlives it."""
+    However this call ends — an exception, Ctrl-C, SIGTERM — no worker outlives it. `tick`, when
+    given, is called about ten times a second while this process waits for the workers (progress)."""
     global _JOB
     remote = list(range(1 if local_first else 0, len(parts)))
     if not remote:
@@ -221,6 +237,8 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
                 if i in done:
                     results.append(done[i])
                     continue
+                if tick is not None:
+                    _wait_ticking(futures[i], tick)
                 try:
                     results.append(futures[i].result())
                 except (BrokenProcessPool, EOFError):
@@ -232,6 +250,14 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
     finally:
         _JOB = None
     return results
+
+
+def _wait_ticking(future, tick) -> None:
+    from concurrent.futures import wait
+
+    while not future.done():
+        wait([future], timeout=0.1)
+        tick()
 
 
 def _stop(pool) -> None:
@@ -319,9 +345,15 @@ def _raise_exit(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def _analyse_part(modules: dict, part: list):
-    """`analyse` of a shard in a worker, and the comment lines it kept (by position in the shard)."""
-    phases, errors = analyse(modules, part, portable=True)
+def _analyse_part(modules: dict, part: list, shared_count=None):
+    """`analyse` of a shard in a worker, and the comment lines it kept (by position in the shard).
+    `shared_count`: a counter in memory shared with the parent, one more for each file done (progress)."""
+    on_file = None
+    if shared_count is not None:
+        def on_file() -> None:
+            with shared_count.get_lock():
+                shared_count.value += 1
+    phases, errors = analyse(modules, part, portable=True, on_file=on_file)
     return phases, errors, [(i, ctx._comment_lines) for i, ctx in enumerate(part) if ctx._comment_lines is not None]
 
 
@@ -338,16 +370,23 @@ def _return_freed_memory() -> None:
         pass
 
 
-def analyse_parallel(modules: dict, contexts: list, jobs: int) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
-    """`analyse` over `jobs` processes, merged in file order."""
+def analyse_parallel(modules: dict, contexts: list, jobs: int,
+                     progress=None) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
+    """`analyse` over `jobs` processes, merged in file order; `progress(done, total)` hears of the files done."""
     # Shards taken as processes free up, smaller and smaller (see shards): one process finishing
     # early would idle a core.
     parts = shards(contexts, jobs, MIN_SHARD_LINES)
+    shared = tick = None
+    if progress is not None:
+        import multiprocessing
+
+        shared = multiprocessing.get_context("fork").Value("q", 0)  # inherited by the forked workers
+        tick = lambda: progress(shared.value, len(contexts))  # noqa: E731
     _return_freed_memory()  # what reading the change left free is not inherited by every fork
     # jobs - 1 forks and this process: a forked worker's memory counts the pages it shares with this one
     # (the whole change), so one fork fewer on the same cores is a third less memory on two of them.
-    results = map_forked(lambda part: _analyse_part(modules, part), parts, workers=max(jobs - 1, 1),
-                         local_first=False, share=True)
+    results = map_forked(lambda part: _analyse_part(modules, part, shared), parts, workers=max(jobs - 1, 1),
+                         local_first=False, share=True, tick=tick)
     merged = {name: FilePhase() for name in modules}
     parse_errors: list[tuple[str, str]] = []
     for part, (phases, errors, comment_lines) in zip(parts, results):

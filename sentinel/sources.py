@@ -232,7 +232,7 @@ def whole_files_from(blobs: dict[str, bytes | None], contents: dict[str, bytes] 
     files: list[FileChange] = []
     for p in list(blobs):
         data = blobs.pop(p)
-        fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown")
+        fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown", existing=True)
         if data is None:
             fc.unreadable = missing
         elif b"\0" in data[:8000]:

@@ -124,7 +124,7 @@ def test_brief_lists_this_changes_failed_attempts_patterns_and_similar_fixes(rep
     assert data["similar_fixes"] and all(c["id"] and c["summary"] for c in data["similar_fixes"])
     md = run(repo, "memory", "brief", "--format", "markdown").stdout
     assert "### Earlier attempts at this change (main)" in md and "### Recurring patterns" in md
-    assert "<code>return eval(cmd)</code>" in md
+    assert "`return eval(cmd)`" in md
     text = run(repo, "memory", "brief").stdout
     assert "1. attempt of" in text and "2. attempt of" in text and "Do not repeat these approaches" in text
     # another change starts clean

@@ -108,6 +108,7 @@ def test_three_clones_one_project_one_memory(tmp_path, pg_server):
     base = next(json.loads(line) for line in (PROJECT / "memory" / "cards" / "rule-classes.jsonl").open()
                 if "SEN301" in json.loads(line)["tags"]["rules"])
     card = dict(base, id="learned-settings-swallow",
+                provenance=dict(base["provenance"], source="learned", repository="acme/app", commit="0" * 40),
                 problem_summary="Settings that failed to load were swallowed by a bare except, so the service "
                                 "started with an empty configuration and failed later, far from the cause.")
     put = subprocess.run([sys.executable, "-c", LEARN, "put", json.dumps(card)], cwd=alice, capture_output=True,
@@ -126,7 +127,7 @@ def test_three_clones_one_project_one_memory(tmp_path, pg_server):
     assert "index rebuilt" in learned.stdout and "postgres:***@" in learned.stdout
     hits = json.loads(_sentinel(bob, "memory", "search", "service started with an empty configuration because a "
                                 "settings load error was swallowed by a bare except", "--json", env=env).stdout)
-    assert hits["results"][0]["id"] == "learned-settings-swallow"
+    assert hits["results"][0]["id"] == "learned-settings-swallow" and hits["results"][0]["source"] == "project"
 
     # eight runners at once (as CI jobs: one change each), two rounds: no run lost, none doubled
     runners = [_clone(origin, tmp_path / f"runner-{i}") for i in range(8)]

@@ -35,8 +35,9 @@ def register(sub) -> None:
     q.add_argument("--tag", help="only cards with this component, exception or rule tag")
     q.add_argument("--rule", help="only cards linked to this Sentinel rule code")
     q.add_argument("--min-score", type=float, default=None,
-                   help="hide hits whose calibrated score is below this (default: memory.min-score, 0.35; "
-                        "0 shows every candidate)")
+                   help="hide hits whose calibrated score is below this (default: memory.min-score, 0.35, for "
+                        "other projects' fixes, memory.project-min-score, 0.25, for the project's own; 0 shows "
+                        "every candidate)")
     add_format_option(q)
     common(q)
     q.set_defaults(func=cmd_search)
@@ -131,8 +132,8 @@ def cmd_search(args) -> int:
     if results.note:
         print(f"note: {results.note}")
     if not results:
-        print(f"no similar past fix (nothing scored {results.min_score:g} or more; --min-score 0 shows weaker "
-              "matches)")
+        print("no similar past fix (nothing cleared memory.min-score / memory.project-min-score; --min-score 0 "
+              "shows weaker matches)")
     for n, hit in enumerate(results, 1):
         print(f"{n:2d}. {hit.score:.2f}  {hit.id}  [{hit.source}, {hit.language}]")
         print(f"    {hit.problem_summary}")

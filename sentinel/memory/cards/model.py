@@ -37,6 +37,7 @@ class Tags(_Strict):
     files: list[str] = Field(default_factory=list)
     # The functions, methods and classes whose code the fix changed, "path::Qualname" (learned cards; read from
     # the fix's diff with the AST): where a finding in the same code finds its past fix.
+    # Recall at a failure puts a past fix of the failing definition first (sentinel.memory.retrieval.site).
     symbols: list[str] = Field(default_factory=list)
 
 

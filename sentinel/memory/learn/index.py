@@ -28,7 +28,8 @@ def rebuild(store, out: Path, config: Any = None, root: str | None = None, rev: 
     except EmbedderUnavailable:
         embedder = None
     cmap = source_code_map(root, rev) if root else None
-    return build_index(cards, out, embedder, sources=[f"learned store {store.digest()[:16]}"], codemap=cmap)
+    return build_index(cards, out, embedder, sources=[f"learned store {store.digest()[:16]}"], codemap=cmap,
+                       project=True)
 
 
 def source_code_map(root: str, rev: str = "HEAD") -> dict[str, list[str]]:
