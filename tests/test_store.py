@@ -214,7 +214,8 @@ def test_forget_and_retention(store):
         store.record_run(RunRecord("p", f"c{i}", "failed", [_f(S_EXCEPT)], created_at=1000.0 + i,
                                    content_digest=f"d{i}"))
     assert store.apply_retention(retention_days=1e9, max_runs=4) == 6
-    assert store.counts() == {"runs": 4, "findings": 4, "resolutions": 0, "cards": 0}  # findings cascade
+    assert store.counts() == {"runs": 4, "findings": 4, "resolutions": 0, "cards": 0, "learn_seen": 0,
+                              "learn_runs": 0}  # findings cascade
     assert store.forget(older_than_days=1) == 4  # created_at 1000 is long ago
     assert store.run_count() == 0
     # in a team database each project keeps its own budget
@@ -247,7 +248,8 @@ def test_export_import_round_trip_loses_nothing(store, tmp_path):
     exported = list(store.export_records())
     with open_backend("sqlite", tmp_path / "copy") as other:
         assert other.import_records(iter(exported))["runs"] == 3
-        assert other.import_records(iter(exported)) == {"runs": 0, "findings": 0, "resolutions": 0, "cards": 0}
+        assert other.import_records(iter(exported)) == {"runs": 0, "findings": 0, "resolutions": 0, "cards": 0,
+                                                        "learn_seen": 0, "learn_runs": 0}
         again = list(other.export_records())
         assert _comparable(again) == _comparable(exported)
         assert other.patterns("p") == store.patterns("p")
@@ -389,4 +391,5 @@ def test_parallel_writers_lose_nothing(store):
     for p in procs:
         p.join(180)
         assert p.exitcode == 0
-    assert store.counts() == {"runs": 6 * 20 + 20, "findings": 6 * 20 + 20, "resolutions": 0, "cards": 0}
+    assert store.counts() == {"runs": 6 * 20 + 20, "findings": 6 * 20 + 20, "resolutions": 0, "cards": 0,
+                              "learn_seen": 0, "learn_runs": 0}

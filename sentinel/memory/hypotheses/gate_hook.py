@@ -3,8 +3,9 @@
 
 Memory is an aid, never a reason for the gate to break or stall: the store is given ~1 s (`HOOK_WAIT`) for a
 lock held by another process or a team database on the network; past that, or if the store cannot be used at
-all, the verdict carries a note saying memory was skipped and the gate's own result stands. A corrupted
-SQLite store is moved aside and recreated, with a note.
+all, the verdict carries a note and the gate's own result stands — and the run waits in the clone's outbox for
+the next run that reaches the store (sentinel.memory.hypotheses.recording). A corrupted SQLite store is moved
+aside and recreated, with a note.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from sentinel.memory.hypotheses import quiet
 from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
 
 MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
-RETENTION_EVERY = 50  # runs between retention sweeps
 HOOK_WAIT = 1.0  # seconds the hook may wait for the store (a lock, the network) before skipping memory
 WAIT_ENV = "SENTINEL_MEMORY_WAIT"  # another bound, in seconds (a CI runner far from its team database)
 
@@ -172,52 +172,41 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
         verdict.recall_note = f"memory skipped: {exc}"
         return verdict
     quiet_key = "\0".join((_ref(change), root or ""))
-    if clean and note_path and quiet.is_quiet(note_path, quiet_key):
+    if clean and note_path and quiet.is_quiet(note_path, quiet_key) and not _queued_runs(git_dir):
         return verdict  # nothing this run could add: see sentinel.memory.hypotheses.quiet
     project = _project(config, root, git_dir)
     groups = _groups(verdict) if not verdict.passed and verdict.findings else OrderedDict()
     sig_ids = _group_sig_ids(groups)
 
-    def store_phase():
-        """(patterns by sig id or None when memory was skipped, notes, nothing pending)"""
-        store, notes = _open(config, git_dir, root, project)
-        if store is None:
-            return None, notes, False
-        try:
-            _record(store, change_identity(change, project), verdict, config)
-            wanted = sorted({s for ids in sig_ids.values() for s in ids})
-            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2) if wanted else []
-            return {p.sig_id: p for p in found}, notes, not store.has_pending_resolutions(project)
-        except SentinelError as exc:
-            return None, notes + [f"memory skipped: {exc}"], False
-        finally:
-            store.close()
-
-    from sentinel.memory.store import Background, StoreUnavailable
+    from sentinel.memory.hypotheses.recording import StorePhase
 
     seconds, what = _deadline(config, git_dir)
     # The store phase is mostly waiting (a git process, SQLite's commit, the checkpoint at close: ~25 ms of a
-    # hook run, ~3 ms of CPU): it runs while this thread searches the cards, which need nothing from it.
+    # hook run, ~3 ms of CPU): it runs while this thread searches the cards, which need nothing from it. A run
+    # it cannot record in time waits in the outbox (sentinel.memory.hypotheses.recording).
     _prepare_store(config, git_dir)
-    stored = Background(store_phase)
+    stored = StorePhase(change, verdict, config, git_dir, root, project, sig_ids, seconds)
     similar = None
     try:
         if groups:
             similar = _similar_fixes(verdict, groups, config, root, rules)
-    finally:  # the run is recorded (or given up on) before anything leaves this function
-        try:
-            patterns, notes, settled = stored.result(seconds, what)
-        except StoreUnavailable as exc:
-            patterns, notes, settled = None, [f"memory skipped: {exc}"], False
-        except Exception as exc:  # a defect in the memory layer must not take the gate's verdict with it
-            patterns, notes, settled = None, [f"memory skipped: internal error {type(exc).__name__}: {exc}"], False
+    finally:  # the run is recorded (or queued) before anything leaves this function
+        patterns, notes, settled = stored.finish(seconds, what)
     if groups:
         _add_groups(verdict, groups, sig_ids, patterns, similar)
     if notes:
         verdict.recall_note = "; ".join(dict.fromkeys(n for n in notes + [verdict.recall_note] if n))
-    if note_path and patterns is not None:
-        quiet.note_written(note_path, quiet_key, clean and settled)
+    if note_path and (patterns is not None or stored.queued):
+        # a queued run is not in the store yet: the next clean run must not take this branch as settled
+        quiet.note_written(note_path, quiet_key, clean and settled and patterns is not None)
     return verdict
+
+
+def _queued_runs(git_dir) -> bool:
+    """Runs wait in the outbox: a run that reaches the store sends them, so no run is quiet meanwhile."""
+    from sentinel.memory.store.outbox import has_entries
+
+    return has_entries(git_dir)
 
 
 def _prepare_store(config, git_dir) -> None:
@@ -248,45 +237,9 @@ def _deadline(config, git_dir) -> tuple[float, str]:
 
 def _open(config, git_dir, root, project):
     """(store or None, notes): a store the hook may use, within HOOK_WAIT."""
-    from sentinel.memory.store.backends import open_store
+    from sentinel.memory.hypotheses.recording import open_store_for_hook
 
-    notes: list[str] = []
-    try:
-        store = open_store(config.memory, git_dir, wait=hook_wait())
-    except SentinelError as exc:
-        return None, [f"memory skipped: {exc}"]
-    except OSError as exc:
-        return None, [f"memory skipped: {type(exc).__name__}: {exc}"]
-    recovered = getattr(store, "recovered", None)
-    if recovered:
-        notes.append(f"warning: the hypothesis store was corrupted; moved aside to {recovered} and started anew")
-    if (store.migrated_from or 99) < 3 and root:
-        # Sentinel before schema 3 named the project after the clone's directory
-        try:
-            store.adopt_project(os.path.basename(os.path.normpath(root)), project)
-        except SentinelError:
-            pass
-    return store, notes
-
-
-def _record(store, ident: dict, verdict: Verdict, config) -> None:
-    from sentinel.memory.hypotheses.signature import signature
-    from sentinel.memory.store import FindingRecord, RunRecord
-
-    fail_rank = verdict.fail_level.rank
-    records = [FindingRecord(f.rule, signature(f.rule, f.message, f.code), f.path, f.message, f.line,
-                             f.severity.value, f.severity.rank >= fail_rank)
-               for f in verdict.findings]
-    outcome = "passed" if verdict.passed else ("error" if verdict.errored else "failed")
-    head = ident.get("head")
-    pending = (head[1], head[0], head[2]) if head and head[1] else None
-    result = store.record_run(RunRecord(project=ident["project"], change_ref=ident["change_ref"], outcome=outcome,
-                                        findings=records, commit_sha=ident["commit"], subject=ident["subject"],
-                                        base_sha=ident["base"], change_id=ident["change_id"],
-                                        content_digest=ident["digest"], paths=ident["paths"]),
-                              name_pending=pending)
-    if result.created and result.run_id % RETENTION_EVERY == 0:
-        store.apply_retention(config.memory.retention_days, config.memory.max_runs, project=ident["project"])
+    return open_store_for_hook(config, git_dir, root, project)
 
 
 def _groups(verdict: Verdict) -> "OrderedDict[str, list]":

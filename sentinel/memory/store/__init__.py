@@ -25,7 +25,7 @@ import threading
 from sentinel.errors import SentinelError
 from sentinel.record import Record, factory
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class StoreError(SentinelError):

@@ -4,8 +4,15 @@ The identity is the normalised URL of the clone's remote (`origin`, else the fir
 `git@github.com:Org/Repo.git`, `https://github.com/org/repo/` with or without credentials, and
 `ssh://git@github.com:22/org/repo`
 are all `github.com/org/repo`; a remote that is a local path is its absolute path. `$SENTINEL_PROJECT` or
-`[tool.sentinel.memory] project` override it; a clone without a remote falls back to its directory name.
-Read from git's config file directly: the hook asks on every recorded run, and a git process costs more.
+`[tool.sentinel.memory] project` override it. A clone without a remote is named by its history:
+`git-root:<sha>` of the root commit reached by first parents from HEAD — the same in every copy of that history,
+and one no unrelated repository has (two repositories that only share a directory name used to share one
+memory). It is computed once per clone (one git process) and kept in <git-dir>/sentinel/root-commit. Only a
+repository without any commit yet, or a shallow clone without a remote (its root is not the history's), falls
+back to the directory name.
+
+Remote and root are read from git's files directly where they can be: the hook asks on every recorded run, and
+a git process costs more.
 """
 
 from __future__ import annotations
@@ -79,6 +86,60 @@ def remote_url(git_dir: str) -> str | None:
     return urls.get("origin") or next(iter(urls.values()))
 
 
+ROOT_PREFIX = "git-root:"
+ROOT_FILE = "root-commit"
+
+
+def _common_dir(git_dir: str) -> str:
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+            return os.path.normpath(os.path.join(git_dir, fh.read().strip()))
+    except OSError:
+        return git_dir
+
+
+def root_commit(git_dir: str, root: str | None = None) -> str | None:
+    """The root commit of HEAD's first-parent history (cached in the git dir), or None: no commit yet, a
+    shallow clone, or git failed."""
+    common = _common_dir(git_dir)
+    cache = os.path.join(common, "sentinel", ROOT_FILE)
+    try:
+        with open(cache, encoding="ascii") as fh:
+            sha = fh.read().strip()
+        if re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?", sha):
+            return sha
+    except (OSError, UnicodeDecodeError):
+        pass
+    if os.path.exists(os.path.join(common, "shallow")):
+        return None
+    import subprocess
+
+    try:
+        proc = subprocess.run(["git", "rev-list", "--first-parent", "--max-parents=0", "HEAD"],
+                              cwd=root or os.path.dirname(common), capture_output=True, timeout=60,
+                              env={**os.environ, "GIT_DIR": git_dir})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = proc.stdout.decode("ascii", "replace").split()
+    if proc.returncode != 0 or not lines or not re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?", lines[-1]):
+        return None
+    sha = lines[-1]
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        tmp = f"{cache}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="ascii") as fh:
+            fh.write(sha + "\n")
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+    return sha
+
+
+def directory_name(root: str | None) -> str:
+    """What Sentinel before schema 5 called a clone without a remote (and before schema 3, every clone)."""
+    return os.path.basename(os.path.normpath(root)) if root else "default"
+
+
 def project_identity(config_memory, root: str | None, git_dir: str | None) -> str:
     explicit = os.environ.get("SENTINEL_PROJECT") or getattr(config_memory, "project", None)
     if explicit:
@@ -86,4 +147,28 @@ def project_identity(config_memory, root: str | None, git_dir: str | None) -> st
     url = remote_url(git_dir) if git_dir else None
     if url:
         return normalize_remote(url, base=root)
-    return os.path.basename(os.path.normpath(root)) if root else "default"
+    sha = root_commit(git_dir, root) if git_dir else None
+    if sha:
+        return ROOT_PREFIX + sha
+    return directory_name(root)
+
+
+def root_of(git_dir: str | None) -> str | None:
+    """The work tree of a plain clone's git dir (<root>/.git), else None."""
+    if git_dir and os.path.basename(os.path.normpath(git_dir)) == ".git":
+        return os.path.dirname(os.path.abspath(git_dir))
+    return None
+
+
+def adopt_earlier_names(store, config_memory, git_dir: str | None, root: str | None = None) -> int:
+    """After a migration, move what an earlier Sentinel recorded under the clone's directory name to the
+    project's identity: every clone before schema 3, a clone without a remote before schema 5. Only in the
+    clone's own SQLite store: in a team database the directory name may be another repository's too (there,
+    `sentinel memory migrate --adopt-project NAME` moves it when you know it is yours)."""
+    root = root or root_of(git_dir)
+    if store.migrated_from is None or not root or store.dialect != "sqlite":
+        return 0
+    project = project_identity(config_memory, root, git_dir)
+    if store.migrated_from < 3 or (store.migrated_from < 5 and project.startswith(ROOT_PREFIX)):
+        return store.adopt_project(directory_name(root), project)
+    return 0

@@ -8,6 +8,19 @@ downgraded. `sentinel memory migrate` applies them explicitly (the hook applies 
 
 from __future__ import annotations
 
+# 5: learned cards versioned per project, so a clone's local cache of them is refreshed by what changed: every
+# write bumps card_versions.seq (the row lock orders writers) and stamps the cards it wrote with it; a removal
+# leaves a tombstone with its seq. The cards already there become version 1.
+_CARD_VERSIONS = [
+    "CREATE TABLE card_versions (project TEXT PRIMARY KEY, seq BIGINT NOT NULL)",
+    "ALTER TABLE cards ADD COLUMN seq BIGINT NOT NULL DEFAULT 0",
+    "UPDATE cards SET seq = 1",
+    "INSERT INTO card_versions (project, seq) SELECT DISTINCT project, 1 FROM cards",
+    "CREATE INDEX cards_seq ON cards (project, seq)",
+    "CREATE TABLE card_removals (project TEXT NOT NULL, card_id TEXT NOT NULL, seq BIGINT NOT NULL, "
+    "PRIMARY KEY (project, card_id))",
+]
+
 _SQLITE = {
     0: [
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -68,6 +81,7 @@ _SQLITE = {
         "CREATE TABLE learn_runs (id INTEGER PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL, "
         "finished_at REAL NOT NULL)",
     ],
+    4: [*_CARD_VERSIONS],
 }
 
 _POSTGRES = {
@@ -107,6 +121,9 @@ _POSTGRES = {
         """CREATE TABLE learn_runs (id BIGSERIAL PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL,
                finished_at DOUBLE PRECISION NOT NULL)""",
     ],
+    # the planner's statistics keep the 10,000 most common lexemes of the cards' text (not 1,000): what a hybrid
+    # search reads to pick a query's rare words (postgres.PostgresStore._rare_query)
+    4: [*_CARD_VERSIONS, "ALTER TABLE cards ALTER COLUMN tsv SET STATISTICS 1000"],
 }
 # PostgreSQL's first migration creates the layout of version 4 at once.
 _POSTGRES_FIRST_TARGET = 4
