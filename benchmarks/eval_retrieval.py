@@ -170,7 +170,7 @@ def _search(sentinel: str, cwd: Path, query: str, k: int, min_score: float | Non
 
 def _learned_cards(git_dir: Path) -> list[dict]:
     """The cards `memory learn` stored: the clone's SQLite store (<git-dir>/sentinel/hypotheses.sqlite3, its `cards`
-    table), or the separate learned.sqlite3 of Sentinel before store schema 5."""
+    table), or the separate learned.sqlite3 of Sentinel before store schema 6."""
     import sqlite3
 
     path = git_dir / "sentinel" / "hypotheses.sqlite3"

@@ -2,6 +2,9 @@
 
     python benchmarks/memory_bench.py                # 135,000 cards (generated once, then reused)
     python benchmarks/memory_bench.py --count 20000 --queries 200
+    python benchmarks/memory_bench.py --index sentinel/data/memory --index OTHER_DIR --rounds 5
+        an existing index (the shipped one, or an older bundle's): its size on disk, load time and query latency,
+        rounds interleaved across the indexes given, medians reported; queries are made from each index's cards
 
 The corpus comes from scripts/generate_scale_corpus.py (deterministic recombination of the real cards), written
 with its index under benchmarks/results/scale/ (git-ignored). Each phase runs in a fresh subprocess so its peak
@@ -167,13 +170,50 @@ def table(build: dict, q: dict) -> str:
     return "\n".join(lines)
 
 
+def dir_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+
+
+def compare_indexes(dirs: list[Path], n_queries: int, rounds: int) -> int:
+    """Size, load time and query latency of existing indexes, each round in fresh processes, interleaved."""
+    import statistics
+    import tempfile
+
+    from sentinel.memory.cards.index import load_index
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cards = {}
+        for d in dirs:
+            cards[d] = Path(tmp) / f"{len(cards)}.jsonl"
+            cards[d].write_text("".join(json.dumps(c) + "\n" for c in load_index(d).iter_cards()), encoding="utf-8")
+        runs: dict[Path, list[dict]] = {d: [] for d in dirs}
+        for _ in range(rounds):
+            for d in dirs:
+                runs[d].append(_run(QUERY_DRIVER, str(d), str(cards[d]), str(n_queries)))
+    print("| index | cards | size on disk | load ms | hybrid p50 ms | hybrid p95 ms | lexical p50 ms |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for d in dirs:
+        med = lambda f: statistics.median(f(r) for r in runs[d])  # noqa: E731
+        print(f"| {d} | {runs[d][0]['count']:,} | {dir_size(d) / 1e6:.2f} MB | {med(lambda r: r['load_s']) * 1000:.1f} | "
+              f"{med(lambda r: r['hybrid']['p50_ms']):.2f} | {med(lambda r: r['hybrid']['p95_ms']):.2f} | "
+              f"{med(lambda r: r['lexical']['p50_ms']):.2f} |")
+    print(f"\n(medians of {rounds} interleaved rounds, {n_queries} queries each; load average "
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=135_000)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--regen", action="store_true", help="regenerate the corpus")
     ap.add_argument("--skip-build", action="store_true", help="reuse the index from a previous run")
+    ap.add_argument("--index", action="append", type=Path, metavar="DIR",
+                    help="measure this existing index instead of a generated corpus (repeatable: compared)")
+    ap.add_argument("--rounds", type=int, default=5, help="with --index: interleaved rounds (default 5)")
     args = ap.parse_args(argv)
+    if args.index:
+        return compare_indexes(args.index, args.queries, args.rounds)
 
     cards = ensure_corpus(args.count, args.regen)
     index_dir = SCALE_DIR / f"index-{args.count}"

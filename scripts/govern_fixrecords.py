@@ -1,13 +1,17 @@
-"""Govern ../shared/fixrecords into the bundled cards, through the same pipeline as `sentinel memory learn`.
+"""Govern ../shared/fixrecords through the same pipeline as `sentinel memory learn`, for review and evaluation.
 
-For each repository's records file, the records that already have a hand-written card (memory/cards/fixrecords-*,
-provenance.record_id) are left out, and the rest go through `sentinel memory learn --records FILE --license L
---out memory/cards/learned-<repo>.jsonl` — candidates, purification, the deterministic standardiser, checklist QC
-with the copy check, dedup — so the bundled cards are written in our own words with the record id, commit, date
-and issue URL as provenance. The stage counts of each repository are printed (and kept in the cards' quality
-block). Then rebuild the index: `sentinel memory build-index`.
+For each repository's records file, the records that already have a bundled card (any memory/cards/*.jsonl with
+that provenance.record_id) are left out, and the rest go through `sentinel memory learn --records FILE --license L
+--out DIR/learned-<repo>.jsonl` — candidates, purification, the offline standardiser, checklist QC with the copy
+check, dedup. The stage counts of each repository are printed (and kept in the cards' quality block).
 
-    python scripts/govern_fixrecords.py [--shared ../shared]
+The output does not go into the bundle (DIR defaults to benchmarks/results/governed, which git ignores): the
+standardiser's cards shipped until issue 22 took 49 of the 87 slots shown on bug reports of projects outside the
+bundle, 23 of them relevant even under a lenient reading, and none of the 151 in a top 3 had a fix that would fix
+the reported bug (benchmarks/bundle_transfer.py). A card enters memory/cards only when it is written for its case
+- problem, root cause and a fix that transfers - and measured there.
+
+    python scripts/govern_fixrecords.py [--shared ../shared] [--out DIR]
 """
 
 from __future__ import annotations
@@ -27,13 +31,17 @@ LICENSES = {"sqlalchemy/sqlalchemy": "MIT", "pytest-dev/pytest": "MIT", "aio-lib
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "governed"),
+                    help="directory for the learned-<repo>.jsonl files (default benchmarks/results/governed)")
     args = ap.parse_args()
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
     records_dir = Path(args.shared) / "fixrecords"
     if not records_dir.is_dir():
         print(f"skipped: {records_dir} not found")
         return 0
     covered = set()
-    for path in (ROOT / "memory" / "cards").glob("fixrecords-*.jsonl"):
+    for path in (ROOT / "memory" / "cards").glob("*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 covered.add(json.loads(line)["provenance"].get("record_id"))
@@ -44,7 +52,7 @@ def main() -> int:
         repo = records[0]["repo"]
         todo = [r for r in records if r["id"] not in covered]
         name = repo.rsplit("/", 1)[-1]
-        out = ROOT / "memory" / "cards" / f"learned-{name}.jsonl"
+        out = out_dir / f"learned-{name}.jsonl"
         with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as fh:
             for r in todo:
                 fh.write(json.dumps(r) + "\n")

@@ -157,14 +157,30 @@ class RecurringPattern(Record):
     last_resolution: str | None = None
 
 
+class EarlierAttempt(Record):
+    """An earlier attempt at the same change that the gate failed on the same rule (from the hypothesis store):
+    an approach already tried — the line it wrote — that did not pass."""
+
+    at: float  # when it was checked (epoch seconds)
+    path: str
+    line: int | None
+    code: str  # the offending line of that attempt, redacted
+    message: str
+    findings: int = 1  # findings of this rule in that attempt
+    commit: str | None = None  # the attempt's commit, when it had one
+    subject: str | None = None
+
+
 class RecallGroup(Record):
-    """Recall for one group of related findings: similar past fixes and recurring patterns."""
+    """Recall for one group of related findings: similar past fixes, recurring patterns, and the earlier
+    attempts at this change that failed on the same rule."""
 
     rule: str
     title: str
     finding_count: int
     similar: list[SimilarFix] = factory(list)
     patterns: list[RecurringPattern] = factory(list)
+    earlier_attempts: list[EarlierAttempt] = factory(list)  # oldest first
 
 
 class Verdict(Record):

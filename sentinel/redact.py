@@ -76,9 +76,12 @@ TOKEN_GATE = lazy_compile(r"A(?:KIA|SIA|Iza|GE-SECRET)|g(?:h[pousr]_|ithub_pat_|
                           r"xox[baprs]-|k_live_|s(?:k-ant-|hp(?:at|ca|pa|ss)_)|T3BlbkFJ|PRIVATE KEY|npm_|pypi-AgEI|"
                           r"h(?:f_|ooks\.slack)|SG\.|do[opr]_v1_|eyJ")
 # Credentials inside a URL anywhere in a line (a DSN in a settings file, a private index in requirements.txt).
+# The host may be a template's field (f"...@{host}", "...@%s", `...@${HOST}`) or follow the literal's end
+# ("...@" + host): the password before it is just as literal.
 # Bounded quantifiers and a scheme that starts a word keep a hostile 100 KB line linear.
 URL_CREDENTIALS = lazy_compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{1,24})://"
-                               r"(?P<user>[^\s/@:'\"<>`]{0,128}):(?P<pw>[^\s/@'\"<>`]{1,256})@(?=[\w\[])")
+                               r"(?P<user>[^\s/@:'\"<>`]{0,128}):(?P<pw>[^\s/@'\"<>`]{1,256})@"
+                               r"(?=[\w\[{%$'\"`])")
 # The user part of a URL (``scheme://user:password@``), for URLs known to name a credential store.
 URL_USERINFO = lazy_compile(r"(?<![A-Za-z0-9+.-])(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,24}://)"
                             r"(?P<userinfo>[^@/?#\s]{0,512})@")

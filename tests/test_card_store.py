@@ -157,7 +157,7 @@ def test_the_learned_cards_of_an_earlier_sentinel_are_moved_into_the_store(tmp_p
     git_dir = tmp_path / "repo" / ".git"
     (git_dir / "sentinel").mkdir(parents=True)
     legacy = git_dir / "sentinel" / "learned.sqlite3"
-    with SQLiteLearnedCardStore(str(legacy)) as old:  # what `memory learn` kept before store schema 5
+    with SQLiteLearnedCardStore(str(legacy)) as old:  # what `memory learn` kept before store schema 6
         old.put(CARDS[:2])
         old.mark_seen("git:acme/x", ["a1", "b2"])
         old.record_run(LearnRun(source="git:acme/x", standardiser="deterministic", counts={"cards": 2},

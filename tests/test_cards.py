@@ -212,6 +212,31 @@ def test_repository_corpus_is_valid():
     assert not bad, bad[:5]
 
 
+def test_bundled_cards_are_written_for_their_case_with_full_provenance():
+    """Each bundled card explains its own case: no card is template output (the deterministic standardiser's cards
+    open 100+ root causes and fixes with the same words), and every card written from a fix record names the
+    record, repository, commit and license it rests on; rule-class cards cite public references."""
+    files = sorted((PROJECT / "memory" / "cards").glob("*.jsonl"))
+    if not files:
+        pytest.skip("no cards in memory/cards")
+    cards = [e.raw for e in load_entries(files)]
+    assert not [c["id"] for c in cards if c.get("quality", {}).get("standardiser") == "deterministic"]
+    openings: dict[tuple[str, str], list[str]] = {}
+    for c in cards:
+        for field in ("root_cause", "fix_strategy"):
+            openings.setdefault((field, " ".join(c[field].lower().split()[:5])), []).append(c["id"])
+    shared = {k: v for k, v in openings.items() if len(v) > 3}
+    assert not shared, list(shared.items())[:3]
+    for c in cards:
+        prov = c["provenance"]
+        if prov["source"] == "fixrecord":
+            repo_name, _, sha = prov["record_id"].partition("@")
+            assert prov["repository"].split("/")[-1] == repo_name and prov["commit"].startswith(sha), c["id"]
+            assert len(prov["commit"]) == 40 and int(prov["commit"], 16) >= 0 and prov["license"], c["id"]
+        else:
+            assert prov["source"] == "rule-class" and prov["references"] and prov["license"], c["id"]
+
+
 # --- importers ------------------------------------------------------------------------------------------------
 
 STRUCTURED = {

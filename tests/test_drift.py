@@ -164,6 +164,56 @@ def test_bands():
     assert [drift.band(s, cfg) for s in (0.05, 0.15, 0.25, 0.35)] == ["critical", "high", "medium", "low"]
 
 
+def _score(verdict) -> float:
+    import re
+
+    return float(re.search(r"similarity (\d\.\d+)", verdict.findings[0].message).group(1))
+
+
+def _band_configs(score: float) -> dict:
+    """Band limits that put `score` (shown to 2 decimals) in each band, the threshold above it."""
+    lo, hi = score - 0.03, score + 0.03
+    return {"critical": {"critical_below": hi, "high_below": hi + 0.01, "medium_below": hi + 0.02},
+            "high": {"critical_below": lo, "high_below": hi, "medium_below": hi + 0.01},
+            "medium": {"critical_below": lo - 0.01, "high_below": lo, "medium_below": hi},
+            "low": {"critical_below": lo - 0.02, "high_below": lo - 0.01, "medium_below": lo}}
+
+
+def test_advice_is_graded_by_band():
+    files, message = {"billing/export.py": INVOICES}, "Export invoices as CSV files"
+    score = _score(_run(files, message, TASK, {"drift": {"threshold": 0.99}}))
+    hints = {}
+    for level, limits in _band_configs(score).items():
+        [f] = _run(files, message, TASK, {"drift": {"threshold": 0.99, **limits}}).findings
+        assert f"(band: {level})" in f.message
+        hints[level] = f.hint
+    assert len(set(hints.values())) == 4, hints  # a low and a critical score get different advice
+    assert "--task" in hints["critical"] and "branch" in hints["critical"]  # the wrong task or the wrong change
+    assert "unrelated" in hints["high"] and "own change" in hints["medium"]
+    assert "message" in hints["low"] and "update the task" in hints["low"]
+
+
+THREE_FILES = {"http_client/retry.py": RETRY, "billing/export.py": INVOICES,
+               "http_client/backoff.py": "def backoff_delay(attempt, base=0.5):\n    return base * 2 ** attempt\n"}
+ON_TOPIC = "Retry HTTP requests with exponential backoff on 503 responses"
+
+
+@pytest.mark.parametrize("level", ["medium", "high"])
+def test_medium_and_high_advice_name_the_files_furthest_from_the_task(level):
+    score = _score(_run(THREE_FILES, ON_TOPIC, TASK, {"drift": {"threshold": 0.99}}))
+    [f] = _run(THREE_FILES, ON_TOPIC, TASK, {"drift": {"threshold": 0.99, **_band_configs(score)[level]}}).findings
+    assert f"(band: {level})" in f.message
+    assert "(least related: billing/export.py, " in f.hint
+
+
+def test_a_one_file_change_or_a_critical_score_names_no_file():
+    cases = [(THREE_FILES, ON_TOPIC, "critical"), ({"billing/export.py": INVOICES}, "Export invoices", "high")]
+    for files, message, level in cases:
+        score = _score(_run(files, message, TASK, {"drift": {"threshold": 0.99}}))
+        [f] = _run(files, message, TASK, {"drift": {"threshold": 0.99, **_band_configs(score)[level]}}).findings
+        assert f"(band: {level})" in f.message and "least related" not in f.hint
+
+
 def test_message_does_not_print_raw_floats():
     v = _run({"billing/export.py": INVOICES}, "Export invoices as CSV files", TASK)
     import re

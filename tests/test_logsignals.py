@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+
+import pytest
+
 from sentinel.commands.recall import log_query
 from sentinel.memory.retrieval.logsignals import extract
 
@@ -173,3 +178,53 @@ def test_exception_names_case_insensitive():
 
 def test_noise_only_log_is_empty():
     assert extract("all 12 tests passed in 0.3s\nok\n").empty
+
+
+# How the three common clients print one rate limit (each exactly as the library words it).
+CLIENT_HTTP_ERRORS = {
+    "urllib": "urllib.error.HTTPError: HTTP Error 429: Too Many Requests",
+    "urllib-str": "HTTP Error 429: Too Many Requests",  # str(exc), as a script prints it
+    "requests": "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: "
+                "https://api.example.com/v1/items?page=2&token=abc",
+    "httpx": "httpx.HTTPStatusError: Client error '429 Too Many Requests' for url 'https://api.example.com/v1/items'\n"
+             "For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/429",
+    "aiohttp": "aiohttp.client_exceptions.ClientResponseError: 429, message='Too Many Requests', "
+               "url=URL('https://api.example.com/v1/items')",
+}
+
+
+@pytest.mark.parametrize("client", sorted(CLIENT_HTTP_ERRORS))
+def test_http_errors_as_the_clients_print_them(client):
+    sig = extract(CLIENT_HTTP_ERRORS[client] + "\n")
+    assert not sig.empty and sig.http_statuses == ["429"], sig
+    assert "too many requests" in sig.query().lower()
+    assert "api.example.com" not in sig.query() and "page=" not in sig.query()  # the URL is the call's, not the bug's
+    _, qsig = log_query(sig)
+    assert qsig.mechanisms[0] == "http-status-retry"
+
+
+def test_http_errors_in_a_traceback_keep_the_exception_and_the_status():
+    log = ('Traceback (most recent call last):\n  File "/app/fetch.py", line 12, in fetch_page\n'
+           "    return urlopen(url).read()\n"
+           '  File "/usr/lib/python3.12/urllib/request.py", line 639, in http_error_default\n'
+           "    raise HTTPError(req.full_url, code, msg, hdrs, fp)\n"
+           "urllib.error.HTTPError: HTTP Error 503: Service Unavailable\n")
+    sig = extract(log)
+    assert sig.exception_types == ["HTTPError"] and sig.http_statuses == ["503"]
+    assert "fetch_page" in sig.functions
+
+
+def test_numbers_that_are_not_statuses_are_not_http_errors():
+    for text in ("processed 429 items in 503 ms", "see line 404 of the report", "Error 500 lines were skipped"):
+        assert extract(text + "\n").http_statuses == [], text
+
+
+@pytest.mark.parametrize("client", ["urllib-str", "requests", "httpx"])
+def test_recall_log_cli_reads_them(client, tmp_path, installed_sentinel):
+    log = tmp_path / "fail.log"
+    log.write_text(CLIENT_HTTP_ERRORS[client] + "\n", encoding="utf-8")
+    proc = subprocess.run([installed_sentinel, "recall", "--log", str(log), "--json"], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["signals"]["http_statuses"] == ["429"] and "http-status-retry" in out["exact"]["mechanisms"]

@@ -286,6 +286,28 @@ def test_brief_lists_earlier_failed_attempts_and_recurring_patterns(repo):
     assert tree_state(repo.path) == before  # the store was read, not written (no -wal / -shm either)
 
 
+def test_check_change_shows_the_earlier_attempts_of_the_same_change(repo):
+    repo.write("app/__init__.py", "")
+    repo.add("app/__init__.py")
+    repo.commit("initial")
+    repo.git("checkout", "-q", "-b", "feature/calc")
+    env = {**os.environ, "SENTINEL_PROJECT": "", "SENTINEL_CHANGE_REF": ""}
+    for source in ("def calc(e):\n    return eval(e)\n", "def calc(e):\n    exec(e)\n"):
+        repo.write("app/calc.py", source)
+        repo.add("app/calc.py")
+        assert subprocess.run([repo.sentinel_script, "check"], cwd=repo.path, capture_output=True, env=env
+                              ).returncode == 1
+
+    async def scenario(client):
+        return await client.call_tool("check_change", {})
+
+    data = session(repo.path, scenario).structured_content
+    [group] = [g for g in data["recall"] if g["rule"] == "SEN303"]
+    # the content checked now is the second attempt: the first one is what was tried before it
+    assert [(a["path"], a["line"], a["code"]) for a in group["earlier_attempts"]] == [("app/calc.py", 2,
+                                                                                      "return eval(e)")]
+
+
 def test_a_session_of_every_tool_changes_no_byte_of_the_repository_or_home(repo, tmp_path):
     """Read-only, whole: a store with recorded attempts, an index whose stat data is stale (what makes git
     rewrite .git/index on many commands), an unstaged edit beside the staged change, every tool called —

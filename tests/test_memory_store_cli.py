@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from sentinel.memory.store import SCHEMA_VERSION
 from tests.conftest import _INSTALLED, PROJECT  # the non-editable install's console script
 from tests.pgfixture import new_database, pg_server  # noqa: F401 - the session's server fixture
 
@@ -127,13 +128,14 @@ def test_brief_lists_this_changes_failed_attempts_patterns_and_similar_fixes(rep
     attempts = data["failed_attempts"]
     assert [sorted({f["rule"] for f in a["findings"]}) for a in attempts] == [["SEN303"], ["SEN301"]]
     assert attempts[0]["findings"][0]["file"] == "b.py" and attempts[0]["findings"][0]["line"] == 2
-    assert "eval(<id>)" in attempts[0]["findings"][0]["approach"]
+    assert attempts[0]["findings"][0]["approach"] == "return eval(cmd)"  # what the attempt wrote
+    assert attempts[0]["findings"][0]["mechanism"].startswith("`eval()`")
     [pat] = [p for p in data["recurring_patterns"] if p["rule"] == "SEN301"]
     assert pat["changes"] == 2 and {e["file"] for e in pat["examples"]} == {"old.py", "b.py"}
     assert data["similar_fixes"] and all(c["id"] and c["summary"] for c in data["similar_fixes"])
     md = run(repo, "memory", "brief", "--format", "markdown").stdout
     assert "### Earlier attempts at this change (main)" in md and "### Recurring patterns" in md
-    assert "<code>" in md and "eval(&lt;id&gt;)" in md
+    assert "<code>return eval(cmd)</code>" in md
     text = run(repo, "memory", "brief").stdout
     assert "1. attempt of" in text and "2. attempt of" in text and "Do not repeat these approaches" in text
     # another change starts clean
@@ -157,6 +159,51 @@ def test_migrate_cli_upgrades_an_old_sqlite_store(repo):
     out = json.loads(proc.stdout)
     assert out["from"] == 1 and out["to"] == out["current"]
     assert "(current)" in run(repo, "memory", "migrate").stdout
+
+
+def test_an_sqlite_store_of_schema_4_is_migrated_and_its_patterns_rekeyed(repo):
+    from tests.test_store import OLD_EVAL_MESSAGE, _fill_v4
+
+    store = _store_path(repo)
+    store.parent.mkdir(parents=True)
+    db = sqlite3.connect(store)
+    _fill_v4(lambda sql, args: db.execute(sql, args))
+    db.commit()
+    db.close()
+    proc = run(repo, "memory", "migrate", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["from"] == 4 and json.loads(proc.stdout)["to"] == SCHEMA_VERSION
+    pats = {p["rule"]: p for p in json.loads(run(repo, "memory", "patterns", "--json", "--project", "p").stdout)
+            ["patterns"]}
+    assert pats["SEN303"]["signature"] == f"SEN303|{OLD_EVAL_MESSAGE}" and pats["SEN303"]["changes"] == 2
+    assert pats["SEN303"]["last_resolution"].startswith("abcdef1234 on a:")
+
+
+def test_a_store_too_large_to_rekey_in_a_hook_says_to_migrate_and_the_gate_stands(repo):
+    from sentinel.memory.store.schema import QUICK_REKEY
+    from tests.test_store import _fill_v4
+
+    store = _store_path(repo)
+    store.parent.mkdir(parents=True)
+    db = sqlite3.connect(store)
+    _fill_v4(lambda sql, args: db.execute(sql, args))
+    for n in range(QUICK_REKEY):  # one more distinct old signature each
+        sig = f"SEN401|TODO marker: # TODO {n}|# <id> {n}"
+        db.execute("INSERT INTO findings(run_id, sig_id, signature, rule, path, message) VALUES (1, ?, ?, 'SEN401', "
+                   "'a.py', ?)", (f"x{n}", sig, f"TODO marker: # TODO {n}"))
+    db.commit()
+    db.close()
+    _fail(repo)
+    proc = run(repo, "check")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr  # the gate's verdict stands
+    # the run is not lost: it waits in the outbox until the store can take it
+    assert "memory queued" in proc.stdout and "run `sentinel memory migrate` once" in proc.stdout
+    assert "re-keys 1004 signatures" in proc.stdout
+    migrated = run(repo, "memory", "migrate", "--json")
+    assert migrated.returncode == 0 and json.loads(migrated.stdout)["to"] == SCHEMA_VERSION, migrated.stderr
+    after = run(repo, "check")
+    assert after.returncode == 1 and "memory skipped" not in after.stdout and "memory queued" not in after.stdout
+    assert "sent 1 run(s) queued earlier" in after.stdout
 
 
 # --- the team database --------------------------------------------------------------------------------------

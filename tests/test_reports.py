@@ -21,8 +21,8 @@ from referencing import Registry
 from referencing.exceptions import NoSuchResource
 
 from sentinel.baseline import fingerprint
-from sentinel.models import (CheckResult, CheckStatus, Finding, NotChecked, RecallGroup, RecurringPattern, Severity,
-                             SimilarFix, Verdict)
+from sentinel.models import (CheckResult, CheckStatus, EarlierAttempt, Finding, NotChecked, RecallGroup,
+                             RecurringPattern, Severity, SimilarFix, Verdict)
 from sentinel.record_schema import adapter as TypeAdapter
 from sentinel.report import github, jsonfmt, markdown, render, sarif, terminal
 from sentinel.rules import Rule
@@ -143,6 +143,36 @@ def test_text_recall_is_short():
     assert len(recall.strip().splitlines()) <= 30
     assert max(len(line) for line in recall.splitlines()) < 140
     assert "5 more group(s)" in recall and "16 more" in recall
+
+
+def _with_earlier_attempts(code: str):
+    attempt = EarlierAttempt(at=1_767_350_000.0, path="src/calc.py", line=2, code=code, message="`eval()` runs code",
+                             findings=2, commit=None, subject=None)
+    group = RecallGroup("SEN303", "`eval()` runs arbitrary code from a string", 1, earlier_attempts=[attempt, attempt])
+    return sample_verdict(recall=[group])
+
+
+LONG_LINE = "return eval(expression_text, {'__builtins__': {}}, " + ", ".join(f"argument_{n}" for n in range(40))
+
+
+def test_text_shows_one_line_per_earlier_attempt_cut_at_a_word_boundary():
+    out = render(_with_earlier_attempts(LONG_LINE), "text")
+    lines = [line for line in out.splitlines() if "tried before" in line]
+    assert len(lines) == 2 and all("src/calc.py:2 (+1 more): return eval(expression_text," in ln for ln in lines)
+    tail = lines[0].rsplit(" ", 1)[-1]
+    assert tail.endswith("\u2026") and (tail[:-1] in LONG_LINE.split() or tail[:-1] + "," in LONG_LINE.split())
+
+
+def test_markdown_shows_one_line_per_earlier_attempt_cut_at_a_word_boundary():
+    import html
+
+    md = markdown.render(_with_earlier_attempts(LONG_LINE + " <script>"))
+    assert "<script>" not in md
+    lines = [html.unescape(line) for line in md.splitlines() if "tried before" in line]
+    assert len(lines) == 2 and "<code>src/calc.py:2</code> (+1 more): <code>return eval(expression_text," in lines[0]
+    assert lines[0].endswith("\u2026</code>")
+    shown = lines[0].split("<code>")[-1][: -len("\u2026</code>")]
+    assert shown.rsplit(" ", 1)[-1].rstrip(",") in [w.rstrip(",") for w in LONG_LINE.split()]
 
 
 def test_text_neutralises_terminal_control_sequences():

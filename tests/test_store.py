@@ -1,6 +1,6 @@
 """The hypothesis store's behaviour, on every backend (real SQLite files; a real PostgreSQL with pgvector
 started by pgserver — see tests/pgfixture.py): attempts, changes, resolutions, examples, migrations,
-retention, export/import, concurrency."""
+retention, export/import, concurrency. Signatures on real findings: tests/test_signatures.py."""
 
 from __future__ import annotations
 
@@ -32,40 +32,6 @@ def test_normalizer_strips_volatile_parts():
                                   r"\\server\share\proj\mod.py", "..\\proj\\mod.py", "./mod.py:3", "~/proj/mod.py"])
 def test_paths_posix_and_windows_are_one_placeholder(path):
     assert normalize_text(f"cannot import from {path} here") == "cannot import from <path> here"
-
-
-def test_the_same_mistake_with_other_names_is_one_signature():
-    pairs = [
-        ("SEN303", "call to builtin eval()", "return eval(cmd)", "return eval(user_supplied_text)"),
-        ("SEN104", "subprocess.run() runs a shell", "subprocess.run(cmd, shell=True)",
-         "subprocess.run(self.build_command, shell=True)"),
-        ("SEN103", "shutil.rmtree() deletes `build_dir`", "shutil.rmtree(self.build_dir)", "shutil.rmtree(out)"),
-        ("SEN305", "`user.name` may be None", "name = user.name.upper()", "title = acct.title.upper()"),
-        ("SEN401", "TODO marker", "# TODO fix the login bug", "# TODO retry later"),
-        ("SEN303", "hardcoded credential", "password = 'hunter2'", "api_key = \"0123abcd\""),
-        ("SEN601", "claim 'all tests pass' unsupported: test_login failed", "", ""),
-    ]
-    for rule, message, code_a, code_b in pairs:
-        other_message = message.replace("build_dir", "cache_path").replace("user.name", "order.total") \
-            .replace("test_login", "test_checkout")
-        assert signature(rule, message, code_a) == signature(rule, other_message, code_b), (code_a, code_b)
-
-
-def test_different_mistakes_stay_apart():
-    sigs = [
-        signature("SEN301", "bare `except:` swallows every exception", "except:"),
-        signature("SEN303", "call to builtin eval()", "return eval(cmd)"),
-        signature("SEN303", "call to builtin exec()", "exec(cmd)"),
-        signature("SEN104", "subprocess.run() runs a shell", "subprocess.run(cmd, shell=True)"),
-        signature("SEN104", "subprocess.call() runs a shell", "subprocess.call(cmd, shell=True)"),
-        signature("SEN103", "os.remove() deletes a file", "os.remove(p)"),
-        signature("SEN103", "shutil.rmtree() deletes a tree", "shutil.rmtree(p)"),
-        signature("SEN305", "may be None", "raise KeyError(k)"),
-        signature("SEN305", "may be None", "raise ValueError(k)"),
-        signature("SEN601", "claim 'all tests pass' unsupported: tests failed", ""),
-        signature("SEN602", "claim 'production ready' unsupported", ""),
-    ]
-    assert len(set(sigs)) == len(sigs)
 
 
 def test_scores_do_not_make_drift_signatures_unique():
@@ -155,7 +121,7 @@ def test_blocking_finding_gone_in_a_later_passing_attempt_is_resolved(store):
     res = _run(store, "feat@1", "passed", [], digest="d2", commit="abcdef1234567", subject="Handle errors explicitly")
     assert res.resolved == [signature_id(S_EXCEPT)]  # the warning is never "resolved"
     pats = {p.sig_id: p for p in store.patterns("p")}
-    assert pats[signature_id(S_EXCEPT)].last_resolution == "abcdef1234: Handle errors explicitly"
+    assert pats[signature_id(S_EXCEPT)].last_resolution == "abcdef1234 on feat: Handle errors explicitly"
     assert pats[signature_id(S_TODO)].last_resolution is None
 
 
@@ -187,7 +153,63 @@ def test_pending_resolution_is_named_after_the_commit(store):
     # the next run sees HEAD = the new commit, whose parent is base111
     _run(store, "main@c0ffee", "passed", [], digest="d3", name_pending=("base111", "c0ffee12345", "Fix errors"))
     assert not store.has_pending_resolutions("p")
-    assert store.patterns("p")[0].last_resolution == "c0ffee1234: Fix errors"
+    assert store.patterns("p")[0].last_resolution == "c0ffee1234 on main: Fix errors"
+
+
+def test_a_commit_on_another_branch_never_names_a_pending_resolution(store):
+    # branch A: a staged fix on top of base111 passes before its commit exists
+    _run(store, "A@base111", "failed", [_f(S_EXCEPT)], digest="d1", base="base111", ref="A")
+    assert _run(store, "A@base111", "passed", [], digest="d2", base="base111", ref="A").resolved
+    # the author stashes it and commits unrelated work on branch B, also on top of base111
+    _run(store, "B@b0b0b0", "passed", [], digest="d3", ref="B",
+         name_pending=("base111", "b0b0b0b0b0b0", "B: unrelated work"))
+    assert store.has_pending_resolutions("p")
+    assert store.patterns("p")[0].last_resolution == "a commit on A: (no subject)"
+    # the fix committed on A names it
+    _run(store, "A@a1a1a1", "passed", [], digest="d4", ref="A",
+         name_pending=("base111", "a1a1a1a1a1a1", "Handle errors explicitly"))
+    assert not store.has_pending_resolutions("p")
+    assert store.patterns("p")[0].last_resolution == "a1a1a1a1a1 on A: Handle errors explicitly"
+    # and the change's attempts are named after the commit the work became, on A only
+    [failed] = [a for a in store.attempts("p", "A@base111") if a.outcome == "failed"]
+    assert (failed.commit_sha, failed.subject) == ("a1a1a1a1a1a1", "Handle errors explicitly")
+
+
+def test_a_patterns_last_resolution_prefers_the_asking_branch(store):
+    for n, ref in enumerate(["A", "B"]):
+        _run(store, f"{ref}@1", "failed", [_f(S_EXCEPT)], digest=f"f{n}", ref=ref)
+        _run(store, f"{ref}@1", "passed", [], digest=f"p{n}", ref=ref, commit=f"{n}" * 12, subject=f"fix on {ref}")
+    assert store.patterns("p")[0].last_resolution == "1111111111 on B: fix on B"
+    assert store.patterns("p", change_ref="A")[0].last_resolution == "0000000000 on A: fix on A"
+
+
+def test_examples_carry_what_the_attempt_did(store):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    eval_line = FindingRecord("SEN303", S_EVAL, "calc.py", "`eval()` runs arbitrary code", 2,
+                              code=f"    return eval(expr)  # {token}")
+    _run(store, "feat@1", "failed", [eval_line], digest="d1", commit="c" * 40, subject="Evaluate the expressions",
+         paths=["calc.py", *(f"doc{n}.md" for n in range(30))])
+    [p] = store.patterns("p")
+    [e] = p.examples
+    assert e.code.startswith("return eval(expr)") and token not in e.code and "ghp_" in e.code
+    assert e.subject == "Evaluate the expressions"
+    assert e.paths[0] == "calc.py" and len(e.paths) == 20 and e.paths_total == 31
+    assert e.to_json()["code"] == e.code
+
+
+def test_earlier_attempts_are_the_failed_ones_since_the_change_last_passed(store):
+    _run(store, "feat@1", "failed", [_f(S_TODO)], digest="d0")
+    _run(store, "feat@1", "passed", [], digest="d1")
+    _run(store, "feat@1", "failed", [FindingRecord("SEN303", S_EVAL, "a.py", "eval", 2, code="return eval(x)")],
+         digest="d2")
+    _run(store, "feat@1", "failed", [FindingRecord("SEN301", S_EXCEPT, "a.py", "bare", 4, code="except:")],
+         digest="d3")
+    _run(store, "other@1", "failed", [_f(S_EVAL)], digest="o1")
+    earlier = store.earlier_attempts("p", "feat@1")
+    assert [[f.code for f in a.findings] for a in earlier] == [["return eval(x)"], ["except:"]]
+    # the attempt being shown is not an earlier one of itself (nor is its re-run)
+    assert [a.findings[0].code for a in store.earlier_attempts("p", "feat@1", but="d3")] == ["return eval(x)"]
+    assert store.earlier_attempts("p", "other@1", but="o1") == []
 
 
 def test_attempts_in_order_with_what_failed(store):
@@ -275,10 +297,11 @@ def _v1_store(path):
                "commit_sha TEXT, subject TEXT, outcome TEXT NOT NULL, created_at REAL NOT NULL)")
     db.execute("CREATE TABLE findings (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, sig_id TEXT NOT NULL, "
                "signature TEXT NOT NULL, rule TEXT NOT NULL, path TEXT, message TEXT)")
+    old = "SEN301|bare `except:` swallows every exception|except:"  # the signature of those versions
     for i, ref in enumerate(["main", "feat", "main"], 1):
         db.execute("INSERT INTO runs VALUES (?, 'p', ?, NULL, NULL, 'failed', ?)", (i, ref, float(i)))
         db.execute("INSERT INTO findings(run_id, sig_id, signature, rule, path, message) VALUES (?,?,?,?,?,?)",
-                   (i, signature_id(S_EXCEPT), S_EXCEPT, "SEN301", "a.py", "bare except"))
+                   (i, signature_id(old), old, "SEN301", "a.py", "bare `except:` swallows every exception"))
     db.commit()
     db.close()
 
@@ -295,6 +318,104 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     # and it keeps working with new runs
     _run(store, "main", "failed", [_f(S_EXCEPT)], digest="new")
     assert store.patterns("p")[0].attempts == 4
+
+
+# Findings as Sentinel up to schema 4 stored them: `rule|normalized message|normalized line` (the line's shape
+# in the signature), written by that version's own normalizer.
+OLD_EVAL_MESSAGE = "`eval()` runs arbitrary code from a string"
+OLD_ROWS = [  # (change, signature, rule, message, path, line)
+    ("a@1", "SEN303|`eval()` runs arbitrary code from a string|return eval(<id>, {<str>: {}})", "SEN303",
+     OLD_EVAL_MESSAGE, "a.py", 2),
+    ("b@1", "SEN303|`eval()` runs arbitrary code from a string|<id> = <num> - eval(<id>)", "SEN303",
+     OLD_EVAL_MESSAGE, "b.py", 2),
+    ("c@1", "SEN103|shutil.rmtree() deletes a directory tree: p|shutil.rmtree(<id>)", "SEN103",
+     "shutil.rmtree() deletes a directory tree: p", "c.py", 3),
+    ("d@1", "SEN103|shutil.rmtree() deletes a directory tree: out|shutil.rmtree(<id>)", "SEN103",
+     "shutil.rmtree() deletes a directory tree: out", "d.py", 3),
+]
+
+
+def _fill_v4(execute) -> None:
+    """The layout of schema 4 (its own migrations) and rows the way it stored them; `execute(sql, args)`."""
+    from sentinel.memory.store.schema import steps
+
+    for _, stmts in steps("postgres" if execute.__name__ == "pg" else "sqlite", 0, 4):
+        for stmt in stmts:
+            execute(stmt, ())
+    execute("INSERT INTO meta(key, value) VALUES ('schema_version', '4')", ())
+    for n, (change, sig, rule, message, path, line) in enumerate(OLD_ROWS, 1):
+        execute("INSERT INTO runs(id, run_key, project, change_id, change_ref, content_digest, outcome, created_at, "
+                "last_seen) VALUES (?, ?, 'p', ?, ?, ?, 'failed', ?, ?)",
+                (n, f"k{n}", change, change.split("@")[0], f"d{n}", 1000.0 + n, 1000.0 + n))
+        execute("INSERT INTO findings(run_id, sig_id, signature, rule, path, message, line) VALUES (?,?,?,?,?,?,?)",
+                (n, signature_id(sig), sig, rule, path, message, line))
+    # a passing attempt of a@1 resolved its eval pattern; two old ids of one attempt now name one pattern
+    for n, sig in enumerate([OLD_ROWS[0][1], OLD_ROWS[1][1]]):
+        execute("INSERT INTO resolutions(project, sig_id, change_id, change_ref, run_key, commit_sha, subject, "
+                "resolved_at) VALUES ('p', ?, 'a@1', 'a', 'k9', 'abcdef123456', 'Parse instead of eval', ?)",
+                (signature_id(sig), 2000.0 + n))
+
+
+def _check_rekeyed(store) -> None:
+    assert store.schema_version() == SCHEMA_VERSION and store.migrated_from == 4
+    pats = {p.rule: p for p in store.patterns("p")}
+    assert set(pats) == {"SEN303", "SEN103"}
+    # the two shapes of eval are one pattern in two changes now, and it keeps its resolution
+    assert (pats["SEN303"].changes, pats["SEN303"].signature) == (2, f"SEN303|{OLD_EVAL_MESSAGE}")
+    assert pats["SEN303"].last_resolution == "abcdef1234 on a: Parse instead of eval"
+    assert store.counts("p")["resolutions"] == 1
+    # the target's name the old message carried is gone from the pattern
+    assert (pats["SEN103"].changes, pats["SEN103"].signature) == (2, "SEN103|shutil.rmtree() deletes a directory tree: <id>")
+    # what a new run records for the same mistake lands on the re-keyed pattern
+    new = signature("SEN303", OLD_EVAL_MESSAGE, "value = eval(text) * 2")
+    _run(store, "e@1", "failed", [_f(new)], digest="e1")
+    assert store.patterns("p", sig_ids=[signature_id(new)])[0].changes == 3
+
+
+def test_migration_from_schema_4_rekeys_the_signatures_of_a_real_sqlite_file(tmp_path):
+    path = tmp_path / "v4.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    _fill_v4(lambda sql, args: db.execute(sql, args))
+    db.commit()
+    db.close()
+    with SQLiteStore(str(path)) as store:
+        _check_rekeyed(store)
+    with SQLiteStore(str(path)) as again:  # the migration ran once and is recorded
+        assert again.migrated_from is None and again.patterns("p")[0].changes == 3
+
+
+def test_migration_from_schema_4_on_postgres(pg_server):  # noqa: F811 - the session's server fixture
+    import psycopg
+
+    from sentinel.memory.store.postgres import PostgresStore
+    from tests.pgfixture import new_database
+
+    url = new_database(pg_server)
+    with psycopg.connect(url, autocommit=True) as conn:
+        def pg(sql, args):
+            conn.execute(sql.replace("?", "%s"), args)
+        _fill_v4(pg)
+        conn.execute("SELECT setval('runs_id_seq', 100)")
+    with PostgresStore.connect(url) as store:
+        _check_rekeyed(store)
+
+
+def test_an_export_of_version_1_is_rekeyed_on_import(store):
+    records = [{"type": "header", "format": "sentinel-memory-export", "version": 1, "schema": 4}]
+    for n, (change, sig, rule, message, path, line) in enumerate(OLD_ROWS[:2], 1):
+        records.append({"type": "run", "run_key": f"k{n}", "project": "p", "change_id": change,
+                        "change_ref": change.split("@")[0], "content_digest": f"d{n}", "outcome": "failed",
+                        "created_at": 1000.0 + n, "last_seen": 1000.0 + n, "reruns": 0,
+                        "findings": [{"sig_id": signature_id(sig), "signature": sig, "rule": rule, "path": path,
+                                      "message": message, "line": line, "severity": "error", "blocking": 1}]})
+    records.append({"type": "resolution", "project": "p", "sig_id": signature_id(OLD_ROWS[1][1]), "change_id": "b@1",
+                    "change_ref": "b", "run_key": "k9", "commit_sha": "feed" * 10, "subject": "no eval",
+                    "resolved_at": 2000.0})
+    assert store.import_records(iter(records)) == {"runs": 2, "findings": 2, "resolutions": 1, "cards": 0,
+                                                   "learn_seen": 0, "learn_runs": 0}
+    [p] = store.patterns("p")
+    assert (p.signature, p.changes, p.last_resolution) == (f"SEN303|{OLD_EVAL_MESSAGE}", 2, "feedfeedfe on b: no eval")
 
 
 def test_newer_schema_is_refused(tmp_path):
@@ -373,7 +494,7 @@ def _writer(backend_arg: str, worker: int, n: int) -> None:
 
     with connect_backend(backend_arg) as store:
         for i in range(n):
-            store.record_run(RunRecord("p", f"w{worker}", "failed", [_f(signature("SEN301", "bare", f"x{i}"))],
+            store.record_run(RunRecord("p", f"w{worker}", "failed", [_f(signature("SEN301", f"bare {'x' * i}"))],
                                        change_id=f"w{worker}", content_digest=f"{worker}-{i}"))
             # every runner also re-sends a run another one wrote: idempotent, never a duplicate
             store.record_run(RunRecord("p", "shared", "failed", [_f(S_EXCEPT)], change_id="shared",

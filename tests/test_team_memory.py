@@ -329,7 +329,7 @@ def test_repositories_without_a_remote_are_told_apart_by_their_history(tmp_path,
 
 
 def test_a_store_that_named_the_project_after_its_directory_is_migrated(tmp_path):
-    """A clone without a remote whose SQLite store of schema 4 recorded runs (and learned cards) under the
+    """A clone without a remote whose SQLite store of schema 5 recorded runs (and learned cards) under the
     directory name: the first command of this Sentinel moves them to the history's identity."""
     import sqlite3
 
@@ -348,9 +348,9 @@ def test_a_store_that_named_the_project_after_its_directory_is_migrated(tmp_path
                                    change_id=f"b{i}", content_digest=f"d{i}"))
     LearnedCards(store, "shop").put([_learned_card()], vectors=False)
     store.close()
-    db = sqlite3.connect(path)  # back to schema 4: what Sentinel before the card versions wrote
+    db = sqlite3.connect(path)  # back to schema 5: what Sentinel before the card versions wrote
     db.executescript("DROP INDEX cards_seq; ALTER TABLE cards DROP COLUMN seq; DROP TABLE card_versions; "
-                     "DROP TABLE card_removals; UPDATE meta SET value='4' WHERE key='schema_version';")
+                     "DROP TABLE card_removals; UPDATE meta SET value='5' WHERE key='schema_version';")
     db.close()
     pats = _patterns(repo.path, {})
     root = repo.git("rev-list", "--max-parents=0", "HEAD").strip()

@@ -46,6 +46,45 @@ RULES: tuple[Rule, ...] = (
 _RULE = {r.code: r for r in RULES}
 
 
+# What to do about drift depends on how far the change is from the task: just below the threshold the change
+# usually serves the task and its message does not say how; at the critical end it is another task altogether
+# (the wrong task file, the wrong branch, the wrong files staged).
+_ADVICE = {
+    "low": "the change is close to the task: say in the message how it serves the task, or update the task "
+           "(--task / .sentinel/task.md) if it changed",
+    "medium": "part of the change strays from the task{least}: move that part to its own change, or say in the "
+              "message why the task needs it",
+    "high": "most of the change is unrelated to the task{least}: do the task in this change and put the rest in "
+            "its own",
+    "critical": "the change has almost nothing to do with the task: check that the task is the one you meant "
+                "(--task, SENTINEL_TASK, .sentinel/task.md) and that you are checking the change you meant "
+                "(branch, staged files)",
+}
+LEAST_RELATED = 2  # files named in the advice of a medium or high band
+
+
+def advice(level: str, least_related: list[str] | None = None) -> str:
+    """The fix hint of a drift finding of this band; `least_related`: the files furthest from the task."""
+    least = f" (least related: {', '.join(least_related)})" if least_related else ""
+    return _ADVICE[level].format(least=least)
+
+
+def least_related(embedder, task_vec, digest, limit: int = LEAST_RELATED) -> list[str]:
+    """The files of a change of several files whose own part of the digest is furthest from the task."""
+    from sentinel.intent.digest import identifier_words, path_words
+
+    paths = [p for p, _ in digest.files[:40]]
+    if len(paths) < 2:
+        return []
+    texts = []
+    for path in paths:
+        names = [identifier_words(s.name.rsplit(".", 1)[-1]) for s in digest.symbols if s.path == path][:20]
+        texts.append("; ".join(w for w in [path_words(path), *names] if w) or path)
+    sims = embedder.encode(texts) @ task_vec
+    ranked = sorted(range(len(paths)), key=lambda i: (float(sims[i]), paths[i]))
+    return [paths[i] for i in ranked[:limit]]
+
+
 def band(score: float, cfg) -> str:
     if score < cfg.critical_below:
         return "critical"
@@ -82,6 +121,12 @@ def similarity(embedder, task: str, message: str, digest_text: str, digest_weigh
     return float(task_vec @ vec)
 
 
+def _advice_for(level: str, embedder, task: str, digest) -> str:
+    if level not in ("medium", "high"):
+        return advice(level)
+    return advice(level, least_related(embedder, embedder.encode([task])[0], digest))
+
+
 def check_change(cctx) -> CheckResult:
     from sentinel.intent.task import resolve_task
     cfg = cctx.config.drift
@@ -111,7 +156,7 @@ def check_change(cctx) -> CheckResult:
         rule = _RULE["SEN501"]
         findings.append(Finding(rule.code, CHECK, rule.severity, "", None,
                                 f"change drifts from the task: similarity {score:.2f} < {cfg.threshold:.2f} "
-                                f"(band: {level}); {basis}", hint=rule.hint))
+                                f"(band: {level}); {basis}", hint=_advice_for(level, embedder, task.text, digest)))
     elif score < cfg.threshold + cfg.borderline_margin:
         rule = _RULE["SEN502"]
         findings.append(Finding(rule.code, CHECK, rule.severity, "", None,

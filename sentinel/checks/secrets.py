@@ -102,13 +102,18 @@ def is_placeholder(value: str, name: str = "", in_test: bool = False) -> bool:
     if not v:
         return True
     low = v.lower()
-    if low in _PLACEHOLDER_EXACT or (name and _squash(v) == _squash(name)):
-        return True
-    if len(set(low)) <= 2 or _TEMPLATE.match(v) or _YOUR.match(v):
-        return True
-    if any(p in low for p in _PLACEHOLDER_PARTS):
+    if low in _PLACEHOLDER_EXACT or (name and _squash(v) == _squash(name)) or declared_placeholder(v):
         return True
     return in_test and (any(p in low for p in _TEST_PARTS) or _WEAK_PASSWORD.match(v) is not None)
+
+
+def declared_placeholder(value: str) -> bool:
+    """A value that says it is a stand-in, in any file: a template (${VAR}, {password}, <password>), "xxx",
+    "***", "changeme", "your_password", "placeholder"... (not a weak but possible password such as "pass")."""
+    v = value.strip()
+    low = v.lower()
+    return (not v or len(set(low)) <= 2 or _TEMPLATE.match(v) is not None or _YOUR.match(v) is not None
+            or any(p in low for p in _PLACEHOLDER_PARTS))
 
 
 def _basic_auth_placeholder(encoded: str, in_test: bool) -> bool:
@@ -237,17 +242,19 @@ def find_url_credentials(text: str, in_test: bool = False):
     """(start, end) of each password inside a URL of the line, placeholders and templates skipped.
 
     In product code and configuration any literal password counts, even a weak one; in tests, docs and examples
-    the usual stand-ins (pass, password, secret, changeme, password123...) do not. Templates never count."""
+    the usual stand-ins (pass, password, secret, password123, a name such as SAS_KEY...) do not. Templates and values that say they are
+    stand-ins (changeme, xxx, ***, your_password) never count."""
     if "://" not in text or "@" not in text:
         return
     for m in URL_CREDENTIALS.finditer(text):
         pw = m.group("pw")
-        if _TEMPLATED.search(pw) or pw.isdigit() and len(pw) < 4:
-            continue
+        if _TEMPLATED.search(pw) or pw.isdigit() and len(pw) < 4 or _REGEX_LIKE.search(pw) \
+                or declared_placeholder(pw):
+            continue  # a field, a short number, a pattern that matches URLs ("[^@]+@"), or "changeme"
         if _LOOPBACK.match(text, m.end()):
             continue  # a database on this machine: a developer's or a test run's, not a secret anyone can use
         if in_test and (pw.lower() in _URL_PLACEHOLDER_PW or is_placeholder(pw, "password", True)
-                        or _WEAK_PASSWORD.match(pw)):
+                        or _WEAK_PASSWORD.match(pw) or _ENV_NAME.match(pw)):
             continue
         yield m.start("pw"), m.end("pw")
 

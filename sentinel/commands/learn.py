@@ -150,7 +150,7 @@ def cmd_learn(args) -> int:
         elif store is not None:
             rebuilt = None
             if not args.no_index:  # this clone's cache of the store's cards (the team's, on a team database)
-                from sentinel.memory.store.cardcache import sync
+                from sentinel.memory.learn.cache import sync
 
                 synced = sync(root, cfg, cards=store)
                 rebuilt = synced if synced.rebuilt else None

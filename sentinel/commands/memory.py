@@ -118,7 +118,7 @@ def _refresh_learned(args, root, cfg) -> str | None:
     """Bring the learned cards' cache up to the store before reading it; a note when that could not be done."""
     if root is None or getattr(args, "index", None):
         return None
-    from sentinel.memory.store.cardcache import refresh
+    from sentinel.memory.learn.cache import refresh
 
     return refresh(root, cfg)
 
@@ -225,7 +225,7 @@ def _learned_stats(root, cfg) -> dict | None:
     from sentinel import gitio
     from sentinel.errors import SentinelError
     from sentinel.memory.store import outbox
-    from sentinel.memory.store.cardcache import read_state, status
+    from sentinel.memory.learn.cache import read_state, status
 
     try:
         git_dir = gitio.git_dir(root)
@@ -234,7 +234,7 @@ def _learned_stats(root, cfg) -> dict | None:
     out: dict = {"outbox": outbox.pending(git_dir)}
     try:
         from sentinel.memory.store.backends import open_learned_store
-        from sentinel.memory.store.cardcache import store_exists
+        from sentinel.memory.learn.cache import store_exists
 
         if not store_exists(cfg, git_dir):
             out.update(path=None, cards=0, runs=[], cache={})

@@ -1,5 +1,5 @@
 """`sentinel memory sync`: send the runs the outbox holds to the store, and bring this clone's cache of the
-learned cards up to the store's version (sentinel.memory.store.outbox, sentinel.memory.store.cardcache)."""
+learned cards up to the store's version (sentinel.memory.store.outbox, sentinel.memory.learn.cache)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def cmd_sync(args) -> int:
         report["runs"] = runs
         status = 1 if runs["left"] or runs["error"] else 0
     if not args.runs:
-        from sentinel.memory.store.cardcache import sync
+        from sentinel.memory.learn.cache import sync
 
         try:
             report["cards"] = sync(root, cfg, whole=args.whole, wait=args.wait).to_json()

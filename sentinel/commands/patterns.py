@@ -26,8 +26,11 @@ def register_into(msub) -> None:
                        help="the store to use (default: $SENTINEL_DATABASE_URL, memory.database-url, else the "
                             "clone's SQLite file); sqlite:///PATH or postgresql://...")
 
-    q = msub.add_parser("patterns", help="recurring failure patterns of this project, with urgency and examples")
+    q = msub.add_parser("patterns", help="recurring failure patterns of this project, with urgency and examples, "
+                                         "and the earlier failed attempts at this change")
     q.add_argument("--limit", type=positive_int, default=20)
+    q.add_argument("--change", metavar="REF", help="whose earlier attempts to list: a PR (pr-12) or a branch "
+                                                   "(default: the work in progress on the current branch)")
     add_format_option(q)
     common(q)
     q.set_defaults(func=cmd_patterns)
@@ -53,7 +56,7 @@ def register_into(msub) -> None:
     q = msub.add_parser("migrate", help="bring the store's schema to this version (versioned migrations)")
     q.add_argument("--adopt-project", metavar="NAME",
                    help="also move what was recorded and learned under project NAME (e.g. the directory name "
-                        "store schemas before 5 used for a clone without a remote) to this clone's project")
+                        "store schemas before 6 used for a clone without a remote) to this clone's project")
     add_format_option(q)
     common(q, project=False)
     q.set_defaults(func=cmd_migrate)
@@ -108,31 +111,56 @@ def _project(args, cfg, root, git_dir) -> str:
 
 # --- commands ---------------------------------------------------------------------------------------------
 def cmd_patterns(args) -> int:
+    from sentinel.memory.hypotheses.gate_hook import current_change
     from sentinel.redact import redact
 
     cfg, root, git_dir = _context(args)
     project = _project(args, cfg, root, git_dir)
+    _, change_id, ref = current_change(root, cfg, args.change)
     with _store(args, cfg, git_dir) as store:
-        pats = store.patterns(project, limit=max(1, args.limit))
+        pats = store.patterns(project, limit=max(1, args.limit), change_ref=ref)
+        earlier = store.earlier_attempts(project, change_id)
     for p in pats:  # a store written by a version before sentinel.redact may still hold a secret
         p.signature = redact(p.signature)
         p.last_resolution = redact(p.last_resolution) if p.last_resolution else p.last_resolution
     if args.json:
-        print(json.dumps({"project": project, "patterns": [p.to_json() for p in pats]}, indent=2))
+        print(json.dumps({"project": project, "change": ref, "change_id": change_id,
+                          "earlier_attempts": [a.to_json() for a in earlier],
+                          "patterns": [p.to_json() for p in pats]}, indent=2))
         return 0
-    if not pats:
+    if not pats and not earlier:
         print(f"no recorded failures for project {project!r}")
         return 0
+    from sentinel.memory.hypotheses.signature import mechanism_of
+    from sentinel.report.terminal import cut_words
+
     for p in pats:
         seen = time.strftime("%Y-%m-%d", time.localtime(p.last_seen))
         print(f"[{p.urgency:8}] {p.rule}  in {p.changes} change(s), {p.attempts} attempt(s), last {seen}  "
               f"id {p.sig_id}")
-        print(f"           {p.signature.split('|', 1)[-1][:150]}")
+        print(f"           {cut_words(mechanism_of(p.signature), 150)}")
         for e in p.examples:
             where = f"{e.path}:{e.line}" if e.line else e.path
-            print(f"           e.g. {e.change}{' ' + e.commit_sha[:10] if e.commit_sha else ''}: {where}")
+            print(f"           e.g. {e.change}{' ' + e.commit_sha[:10] if e.commit_sha else ''}: {where}"
+                  + (f"  {cut_words(redact(e.code), 80)}" if e.code else ""))
+            did = [f'"{cut_words(redact(e.subject), 70)}"'] if e.subject else []
+            if e.paths:
+                more = f" +{e.paths_total - len(e.paths)}" if e.paths_total > len(e.paths) else ""
+                did.append("files " + cut_words(", ".join(e.paths), 70) + more)
+            if did:
+                print(f"                {'; '.join(did)}")
         if p.last_resolution:
             print(f"           resolved before in {p.last_resolution}")
+    if earlier:
+        print(f"\nearlier failed attempts at this change ({ref}): approaches tried that the gate still failed")
+        for n, a in enumerate(earlier, 1):
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.created_at))
+            what = f' {a.commit_sha[:10]} "{cut_words(redact(a.subject or ""), 60)}"' if a.commit_sha else ""
+            print(f"  {n}. {when}{what}")
+            for f in [f for f in a.findings if f.blocking][:6]:
+                where = f"{f.path}:{f.line}" if f.line else (f.path or "(whole change)")
+                tried = f"  {cut_words(redact(f.code), 80)}" if f.code else ""
+                print(f"     {f.rule} {where}{tried}")
     return 0
 
 

@@ -44,6 +44,7 @@ def open_store(config, root: str | None):
 
 def project_brief(root: str | None, config, change_ref: str | None = None, k: int = 3) -> dict:
     from sentinel.memory.hypotheses.brief import build_brief
+    from sentinel.memory.hypotheses.signature import mechanism_of
 
     project, change_id, ref = identity(root, config, change_ref)
     store, note = open_store(config, root)
@@ -59,14 +60,15 @@ def project_brief(root: str | None, config, change_ref: str | None = None, k: in
             attempts = [{"outcome": a.outcome, "when": _date(a.created_at),
                          "commit": a.commit_sha[:10] if a.commit_sha else None, "subject": a.subject,
                          "findings": [{"rule": f.rule, "path": f.path, "line": f.line, "message": f.message,
-                                       "approach": f.signature.split("|", 2)[-1]} for f in a.findings]}
+                                       "approach": f.code} for f in a.findings], "paths": a.paths}
                         for a in brief.failed_attempts]
             out_patterns = [{"id": p.sig_id, "rule": p.rule, "urgency": p.urgency, "attempts": p.attempts,
                              "changes": p.changes, "last_seen": _date(p.last_seen),
                              "last_resolution": p.last_resolution,
-                             "signature": p.signature.split("|", 1)[-1],
+                             "signature": mechanism_of(p.signature),
                              "examples": [{"path": e.path, "line": e.line, "change": e.change,
-                                           "seen": _date(e.seen_at)} for e in p.examples[:EXAMPLES_PER_PATTERN]]}
+                                           "seen": _date(e.seen_at), "code": e.code, "subject": e.subject}
+                                          for e in p.examples[:EXAMPLES_PER_PATTERN]]}
                             for p in brief.patterns]
         finally:
             store.close()

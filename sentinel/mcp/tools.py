@@ -137,8 +137,9 @@ def _recall(change, config, verdict: Verdict) -> None:
 
     store, note = brief.open_store(config, change.changeset.root)
     try:
-        project, _, _ = brief.identity(change.changeset.root, config)
-        gate_hook.recall_from(verdict, store, project, config, change.changeset.root, rules=rule_index)
+        project, change_id, ref = brief.identity(change.changeset.root, config)
+        gate_hook.recall_from(verdict, store, project, config, change.changeset.root, rules=rule_index,
+                              change=(change_id, ref, gate_hook.content_digest(change.changeset)))
     except Exception as exc:  # memory is an aid: the verdict stands without it
         verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
     finally:
@@ -186,7 +187,10 @@ def verdict_data(verdict: Verdict, max_findings: int = 200) -> dict:
                                        "fix": s.fix_strategy} for s in g.similar],
                     "recurring_patterns": [{"rule": p.rule, "urgency": p.urgency, "attempts": p.count,
                                             "changes": p.changes, "last_resolution": p.last_resolution}
-                                           for p in g.patterns]}
+                                           for p in g.patterns],
+                    "earlier_attempts": [{"at": a.at, "path": a.path, "line": a.line, "code": a.code,
+                                          "message": a.message, "findings": a.findings, "commit": a.commit,
+                                          "subject": a.subject} for a in g.earlier_attempts]}
                    for g in verdict.recall],
         "recall_note": verdict.recall_note,
     }
@@ -234,6 +238,9 @@ def search_cards(ws: Workspace, query: str, k: int = 5, language: str | None = N
         raise InputError(f"rule must be a rule code like SEN301, not {rule!r}")
     root = ws.root_or_none()
     idx = _index(ws)
+    from sentinel.memory.learn.cache import install
+
+    install()  # the learned cards are checked against their store (every 30 s at most) before they are read
     # the bundled cards and this project's learned ones, merged by calibrated score (below the threshold: none)
     results = search_memory(query, k=k, language=language or None, tag=tag or None,
                             rule=rule.upper() if rule else None, config=ws.config(root), index=idx, root=root)

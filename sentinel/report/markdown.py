@@ -192,6 +192,8 @@ def _recall(verdict: Verdict) -> str:
                 res = f"; last resolved in {escape(p.last_resolution, width=120)}" if p.last_resolution else ""
                 lines.append(f"  - recurring \\[{escape(p.urgency, width=20)}\\]: seen {p.count}\u00D7 in "
                              f"{p.changes} change(s){res}")
+            for a in g.earlier_attempts:
+                lines.append(f"  - {_earlier_attempt(a)}")
             hidden = max(0, len(g.similar) - _RECALL_ITEMS) + max(0, len(g.patterns) - _RECALL_ITEMS)
             if hidden:
                 lines.append(f"  - \u2026 {hidden} more")
@@ -201,6 +203,19 @@ def _recall(verdict: Verdict) -> str:
     if verdict.recall_note:
         lines += ["", f"<sub>{escape(verdict.recall_note)}</sub>"]
     return "\n".join(lines)
+
+
+def _earlier_attempt(a) -> str:
+    """One line for an earlier attempt at this change: when, where, and the line it wrote, as code."""
+    import time
+
+    from sentinel.report.terminal import cut_words
+
+    where = f"{a.path}:{a.line}" if a.line else (a.path or "the change")
+    more = f" (+{a.findings - 1} more)" if a.findings > 1 else ""
+    tried = code(cut_words(a.code, 160)) if a.code.strip() else escape(cut_words(a.message, 160))
+    return (f"tried before ({time.strftime('%Y-%m-%d %H:%M', time.localtime(a.at))}), still failed: "
+            f"<code>{escape(where, mentions=False, width=200)}</code>{more}: {tried}")
 
 
 def _size(text: str) -> int:

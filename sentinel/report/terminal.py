@@ -52,6 +52,17 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "\u2026"
 
 
+def cut_words(text: str, width: int) -> str:
+    """At most `width` characters on one line, cut at a word boundary (a single word longer than that is cut
+    inside it), with an ellipsis when anything was cut."""
+    text = " ".join((text or "").split())
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > width // 3 else head).rstrip(" ,;:") + "\u2026"
+
+
 def location(f: Finding) -> str:
     if not f.line:
         return "-"
@@ -134,7 +145,9 @@ def recall_lines(verdict: Verdict) -> list[tuple[str, str]]:
     n_patterns = sum(len(g.patterns) for g in verdict.recall)
     if verdict.recall:
         fixes = f"{n_similar} similar past fix{'' if n_similar == 1 else 'es'}"
-        out.append(("head", f"Experience memory: {fixes}, {_plural(n_patterns, 'recurring pattern')}"))
+        n_tried = sum(len(g.earlier_attempts) for g in verdict.recall)
+        tried = f", {_plural(n_tried, 'earlier attempt')} of this change" if n_tried else ""
+        out.append(("head", f"Experience memory: {fixes}, {_plural(n_patterns, 'recurring pattern')}{tried}"))
     for group in verdict.recall[:_RECALL_GROUPS]:
         # The title already names the problem (the first finding's message); repeating the rule
         # code would make `grep -c SEN301` on the output count recall lines as findings.
@@ -148,6 +161,8 @@ def recall_lines(verdict: Verdict) -> list[tuple[str, str]]:
             res = f"; last resolved in {shorten(clean(p.last_resolution), 40)}" if p.last_resolution else ""
             out.append(("item", f"  recurring [{clean(p.urgency)}] seen {p.count}x in "
                                 f"{_plural(p.changes, 'change')}{res}"))
+        for a in group.earlier_attempts:
+            out.append(("item", "  " + earlier_attempt_line(a, clean)))
         hidden = max(0, len(group.similar) - _RECALL_ITEMS) + max(0, len(group.patterns) - _RECALL_ITEMS)
         if hidden:
             out.append(("dim", f"  ... {hidden} more"))
@@ -156,6 +171,18 @@ def recall_lines(verdict: Verdict) -> list[tuple[str, str]]:
     if verdict.recall_note:
         out.append(("dim", f"  ({clean(verdict.recall_note)})"))
     return out
+
+
+def earlier_attempt_line(a, text=lambda s: s, width: int = _RECALL_TEXT) -> str:
+    """One line for an earlier attempt at this change (sentinel.models.EarlierAttempt): when, where, the line
+    it wrote (cut at a word boundary). `text` makes a stored string fit for the output."""
+    import time
+
+    where = f"{a.path}:{a.line}" if a.line else (a.path or "the change")
+    more = f" (+{a.findings - 1} more)" if a.findings > 1 else ""
+    tried = cut_words(text(a.code).strip() or text(a.message), width)
+    return f"tried before ({time.strftime('%Y-%m-%d %H:%M', time.localtime(a.at))}), still failed: " \
+           f"{text(where)}{more}: {tried}"
 
 
 def suppression_hint(f: Finding) -> str:

@@ -10,8 +10,9 @@ config files (.env, YAML, JSON, INI, shell) are found line by line.
 Secrets never leave this package: every SEN304 finding carries its line with the value masked.
 
 The rules are declared as data in ``rules``; one module per family: ``handlers`` (SEN301/302), ``evals``
-(SEN303), ``credentials`` / ``credentials_python`` / ``credentials_lexical`` (SEN304), ``none_access``
-(SEN305), ``shell`` (SEN306) and ``js`` (JavaScript/TypeScript); ``python`` runs the Python rules over one parse.
+(SEN303), ``credentials`` / ``credentials_python`` / ``credentials_strings`` / ``credentials_lexical`` (SEN304),
+``none_access`` (SEN305), ``shell`` (SEN306) and ``js`` (JavaScript/TypeScript); ``python`` runs the Python rules
+over one parse.
 """
 
 from __future__ import annotations

@@ -154,6 +154,8 @@ def _masked_code(raw: str, value: str, extra: tuple[str, ...], span: tuple[int, 
         code = code[:span[0]] + redact_value(value) + code[span[1]:]
     elif value and value in code:
         code = code.replace(value, redact_value(value))
+    elif len(value) >= 4:
+        return "<redacted>"  # a line holding only a part of the value (a literal split over lines) or an escape
     code = redact_line(code.strip(), extra)
     if len(value) >= 4 and value in code:
         return "<redacted>"

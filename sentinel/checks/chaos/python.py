@@ -6,8 +6,10 @@ from __future__ import annotations
 import ast
 
 from sentinel.checks.base import FileContext
+from sentinel.checks.chaos.credentials import _URL_PASSWORD_GATE
 from sentinel.checks.chaos.credentials_lexical import _lexical_credentials
 from sentinel.checks.chaos.credentials_python import _py_credentials
+from sentinel.checks.chaos.credentials_strings import _py_string_credentials
 from sentinel.checks.chaos.evals import _py_eval
 from sentinel.checks.chaos.handlers import _py_handlers, explains_failure
 from sentinel.checks.chaos.none_access import _NONE_LITERALS, _py_none_access
@@ -36,11 +38,13 @@ def _py_worth_parsing(ctx: FileContext, extra: tuple[str, ...]) -> bool:
         text = ctx.scan_text  # Python's NFKC identifiers: `ｅｖａｌ(x)` is a call of eval
         if any(lit in text for lit in _PY_LITERALS):
             return True
-        return binding.search(ctx.lower_text) is not None
+        return binding.search(ctx.lower_text) is not None or ("://" in text and _URL_PASSWORD_GATE.search(text)
+                                                              is not None)
     for n in ctx.selected_lines():
         line = ctx.scan_line(n)
-        if _PY_GATE.search(line) or binding.search(line.lower()):
-            return True
+        if _PY_GATE.search(line) or binding.search(line.lower()) or ("://" in line
+                                                                      and _URL_PASSWORD_GATE.search(line)):
+            return True  # SEN304 also reads the URLs of string templates ("mysql://%s:%s@%s" % (...))
     return False
 
 
@@ -69,7 +73,9 @@ def _python(ctx: FileContext, names_on, extra: tuple[str, ...], in_test,
             out.extend(py_shell(ctx, calls))
         if want_none and not in_test:  # in a test the AttributeError is the failure report
             out.extend(_py_none_access(ctx, selected))
-    out.extend(_py_credentials(ctx, names_on, extra, in_test, token_lines))
+    named = _py_credentials(ctx, names_on, extra, in_test, token_lines)
+    out.extend(named)
+    out.extend(_py_string_credentials(ctx, names_on, extra, in_test, token_lines | {f.line for f in named}))
     return out
 
 

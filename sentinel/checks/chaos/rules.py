@@ -54,8 +54,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         code="SEN304", name="hardcoded-credential", check="chaos", severity=Severity.ERROR,
-        summary="A credential written into the change: a known token format, or a literal bound to a "
-                "secret-like name.",
+        summary="A credential written into the change: a known token format, a literal bound to a secret-like "
+                "name, or a literal password inside a URL, a connection string or a string template.",
         rationale="A committed secret is leaked for good: it lives in history, forks and CI logs. Known token "
                   "formats (AWS, GitHub, Slack, Google, Stripe, OpenAI, Anthropic, PEM private keys with key "
                   "material) are reported in any non-prose file, comments included. Otherwise a literal counts "
@@ -67,10 +67,21 @@ RULES: tuple[Rule, ...] = (
                   "alone flags every hash, id and test vector, so it is never used without a name. Skipped: "
                   "files under chaos.fixture-paths; name-based literals in examples/samples/templates and "
                   "lockfiles; in test files, literals containing test/fake/dummy/example/mock/sample/stub or "
-                  "marked `# sentinel: fixture` on the line or the line above. Values are always redacted.",
-        example='import psycopg2\n\nconn = psycopg2.connect(host="db", user="app", password="hunter2")\n',
+                  "marked `# sentinel: fixture` on the line or the line above. Inside a string no name is bound, "
+                  "and the string is read as a connection string: a password in a URL's user part "
+                  "(scheme://user:<password>@host, whether the host is literal, a template's field or added "
+                  "later) and, where names are read, a credential keyword with a literal value (password=, pwd=, "
+                  "api_key= in a DSN, a query string or a command line) count, in plain literals, f-strings, "
+                  "str.format() and % templates alike, with the template's literal arguments filled in; a "
+                  "run-time field ({password}, %s, $PASSWORD) and a stand-in (changeme, <password>, ***) never "
+                  "do, nor does a docstring. Values are always redacted.",
+        example='import psycopg2\n\nconn = psycopg2.connect(host="db", user="app", password="hunter2")\n'
+                'replica = psycopg2.connect(\n'
+                '    f"postgresql://app:secret123@{REPLICA_HOST}/app")\n',  # sentinel: ignore[SEN304] the example
         counter_example='import os\n\nimport psycopg2\n\nconn = psycopg2.connect(host="db", user="app", '
-                        'password=os.environ["DB_PASSWORD"])\n',
+                        'password=os.environ["DB_PASSWORD"])\n'
+                        'replica = psycopg2.connect(\n'
+                        '    f"postgresql://app:{os.environ[\'DB_PASSWORD\']}@{REPLICA_HOST}/app")\n',
         hint="Read it from the environment or a secret manager, and rotate the value that was exposed.",
         roles=EVERYWHERE, noqa=("S105", "S106", "S107", "B105", "B106", "B107"), security=True,
     ),

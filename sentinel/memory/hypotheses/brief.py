@@ -1,8 +1,9 @@
 """`sentinel memory brief`: what an author or a coding agent should know before the next attempt at a change.
 
 - **Earlier attempts** at this change, in order, and what failed in each: the approaches already tried and
-  rejected by the gate (the "forbidden approaches": the normalised offending code, file and line).
-- **Recurring patterns** of the project (seen in two changes or more), each with up to three examples.
+  rejected by the gate (the "forbidden approaches": the offending line as written, redacted, file and line).
+- **Recurring patterns** of the project (seen in two changes or more), each with up to three examples and what
+  the attempt did there (its line, the change's subject).
 - **Similar past fixes**: the cards the memory search finds for what failed (this change's latest failure,
   else the project's top patterns).
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import time
 
+from sentinel.memory.hypotheses.signature import mechanism_of
 from sentinel.memory.store import Attempt, Pattern
 from sentinel.record import Record, factory
 
@@ -78,7 +80,7 @@ def _query_for(attempt: Attempt | None, patterns: list[Pattern]) -> tuple[str, s
         return ". ".join(msgs), rule
     if patterns:
         top = patterns[0]
-        return top.signature.split("|", 2)[1], top.rule
+        return mechanism_of(top.signature), top.rule
     return None
 
 
@@ -146,8 +148,7 @@ def _render(brief: Brief, escape, code_span, heading: str = "###") -> str:
         lines.append(f"{n}. attempt of {_when(a.created_at)}{what}: {a.outcome}")
         for f in a.findings[:6]:
             where = f"{f.path}:{f.line}" if f.line else (f.path or "(whole change)")
-            approach = f.signature.split("|", 2)[-1]
-            tail = f" — approach: {code(approach)}" if approach else ""
+            tail = f" — tried: {code(f.code)}" if f.code else ""
             lines.append(f"   - {f.rule} {esc(where)}: {esc(f.message[:160])}{tail}"
                          + ("" if f.blocking else " (warning)"))
         if len(a.findings) > 6:
@@ -159,13 +160,15 @@ def _render(brief: Brief, escape, code_span, heading: str = "###") -> str:
     if not brief.patterns:
         lines.append("None: no failure has been seen in two changes or more.")
     for p in brief.patterns:
-        text = p.signature.split("|", 1)[-1].replace("|", " — ")
+        text = mechanism_of(p.signature)
         res = f"; last resolved in {esc(p.last_resolution)}" if p.last_resolution else ""
         lines.append(f"- [{p.urgency}] {p.rule} in {p.changes} changes ({p.attempts} attempts): {esc(text[:160])}{res}")
         for e in p.examples:
             where = f"{e.path}:{e.line}" if e.line else e.path
             commit = f" ({e.commit_sha[:10]})" if e.commit_sha else ""
-            lines.append(f"  - {esc(e.change)}{commit}: {esc(where)}")
+            did = f" — {code(e.code)}" if e.code else ""
+            subject = f" — “{esc(e.subject[:120])}”" if e.subject else ""
+            lines.append(f"  - {esc(e.change)}{commit}: {esc(where)}{did}{subject}")
     lines.append("")
     lines.append(head("Similar past fixes"))
     if not brief.similar:

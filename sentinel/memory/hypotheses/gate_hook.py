@@ -16,18 +16,10 @@ from collections import OrderedDict
 from sentinel import gitio
 from sentinel.errors import SentinelError
 from sentinel.memory.hypotheses import quiet
-from sentinel.models import RecallGroup, RecurringPattern, SimilarFix, Verdict
+from sentinel.memory.store import HOOK_WAIT, WAIT_ENV, hook_wait  # noqa: F401 - the hook's bound, named here too
+from sentinel.models import EarlierAttempt, RecallGroup, RecurringPattern, SimilarFix, Verdict
 
 MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
-HOOK_WAIT = 1.0  # seconds the hook may wait for the store (a lock, the network) before skipping memory
-WAIT_ENV = "SENTINEL_MEMORY_WAIT"  # another bound, in seconds (a CI runner far from its team database)
-
-
-def hook_wait() -> float:
-    try:
-        return min(60.0, max(0.1, float(os.environ[WAIT_ENV])))
-    except (KeyError, ValueError):
-        return HOOK_WAIT
 
 
 def _git(root: str, *args: str) -> str | None:
@@ -177,6 +169,16 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
     project = _project(config, root, git_dir)
     groups = _groups(verdict) if not verdict.passed and verdict.findings else OrderedDict()
     sig_ids = _group_sig_ids(groups)
+    earlier: list = []  # this change's earlier failed attempts, read by the store phase (see _earlier)
+
+    def read_memory(store, ident):
+        """What recall shows from the store (on the store phase's connection, after the run is recorded): the
+        recurring patterns by sig id, and this change's earlier failed attempts."""
+        wanted = sorted({s for ids in sig_ids.values() for s in ids})
+        found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2,
+                               change_ref=ident["change_ref"]) if wanted else []
+        earlier[:] = _earlier(store, project, ident["change_id"], ident["digest"], groups)
+        return {p.sig_id: p for p in found}
 
     from sentinel.memory.hypotheses.recording import StorePhase
 
@@ -185,7 +187,8 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
     # hook run, ~3 ms of CPU): it runs while this thread searches the cards, which need nothing from it. A run
     # it cannot record in time waits in the outbox (sentinel.memory.hypotheses.recording).
     _prepare_store(config, git_dir)
-    stored = StorePhase(change, verdict, config, git_dir, root, project, sig_ids, seconds)
+    stored = StorePhase(change, verdict, config, git_dir, root, project, sig_ids, seconds,
+                        identify=lambda: change_identity(change, project), read=read_memory)
     similar = None
     try:
         if groups:
@@ -193,7 +196,7 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
     finally:  # the run is recorded (or queued) before anything leaves this function
         patterns, notes, settled = stored.finish(seconds, what)
     if groups:
-        _add_groups(verdict, groups, sig_ids, patterns, similar)
+        _add_groups(verdict, groups, sig_ids, patterns, similar, earlier if patterns is not None else [])
     if notes:
         verdict.recall_note = "; ".join(dict.fromkeys(n for n in notes + [verdict.recall_note] if n))
     if note_path and (patterns is not None or stored.queued):
@@ -258,10 +261,35 @@ def _group_sig_ids(groups) -> dict[str, list[str]]:
 
 
 def recall(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None, config,
-           root: str | None = None, rules=None) -> None:
+           root: str | None = None, rules=None, earlier=()) -> None:
     """Add recall groups: similar past fixes, and the recurring patterns with the same signatures
-    (`patterns`: by sig id, from the store; None when memory was skipped)."""
-    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root, rules))
+    (`patterns`: by sig id, from the store; None when memory was skipped), and the earlier failed attempts at
+    this change (`earlier`: `Attempt`s, oldest first)."""
+    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root, rules), earlier)
+
+
+EARLIER_ATTEMPTS = 5  # per group: the most recent ones, shown oldest first
+
+
+def _earlier(store, project: str, change_id: str, digest: str | None, groups) -> list:
+    """This change's failed attempts since it last passed, but the one being shown (its content `digest`), when
+    the run failed: the approaches already tried (see `_earlier_for`)."""
+    if not groups:
+        return []
+    return store.earlier_attempts(project, change_id, but=digest)
+
+
+def _earlier_for(rule: str, attempts) -> list[EarlierAttempt]:
+    """The earlier attempts that failed on `rule`, one entry each: the first blocking finding of the rule in
+    it (its line: what was tried), and how many there were."""
+    out: list[EarlierAttempt] = []
+    for a in attempts:
+        hits = [f for f in a.findings if f.rule == rule and f.blocking]
+        if hits:
+            f = hits[0]
+            out.append(EarlierAttempt(at=a.created_at, path=f.path, line=f.line, code=f.code, message=f.message,
+                                      findings=len(hits), commit=a.commit_sha, subject=a.subject))
+    return out[-EARLIER_ATTEMPTS:]
 
 
 def _similar_fixes(verdict: Verdict, groups, config, root: str | None = None,
@@ -274,14 +302,15 @@ def _similar_fixes(verdict: Verdict, groups, config, root: str | None = None,
 
 
 def _add_groups(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None,
-                similar: dict[str, list[SimilarFix]]) -> None:
+                similar: dict[str, list[SimilarFix]], earlier=()) -> None:
     for rule, findings in groups.items():
         found = [patterns[s] for s in sig_ids[rule] if patterns and s in patterns][:3]
         recurring = [RecurringPattern(signature=p.signature, rule=p.rule, urgency=p.urgency, count=p.attempts,
                                       changes=p.changes, last_resolution=p.last_resolution) for p in found]
-        if similar[rule] or recurring:
+        tried = _earlier_for(rule, earlier)
+        if similar[rule] or recurring or tried:
             verdict.recall.append(RecallGroup(rule=rule, title=findings[0].message[:160], finding_count=len(findings),
-                                              similar=similar[rule], patterns=recurring))
+                                              similar=similar[rule], patterns=recurring, earlier_attempts=tried))
 
 
 def _searcher(verdict: Verdict, root: str | None = None):
@@ -349,18 +378,24 @@ def current_change(root: str | None, config, change_ref: str | None = None) -> t
     return project, f"{branch}@{(head[0] if head else 'root')[:12]}", branch
 
 
-def recall_from(verdict: Verdict, store, project: str, config, root: str | None = None, rules=None) -> None:
-    """Recall for a verdict without recording it (readers such as the MCP server): `store` may be None."""
+def recall_from(verdict: Verdict, store, project: str, config, root: str | None = None, rules=None,
+                change: tuple[str, str, str | None] | None = None) -> None:
+    """Recall for a verdict without recording it (readers such as the MCP server): `store` may be None.
+    `change`: (change_id, change_ref, content digest) of the change checked, for its earlier attempts."""
     if verdict.passed or not verdict.findings:
         return
     groups = _groups(verdict)
     sig_ids = _group_sig_ids(groups)
     patterns = None
+    earlier: list = []
     if store is not None:
         wanted = sorted({s for ids in sig_ids.values() for s in ids})
         try:
-            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2)
+            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2,
+                                   change_ref=change[1] if change else None)
             patterns = {p.sig_id: p for p in found}
+            if change:
+                earlier = _earlier(store, project, change[0], change[2], groups)
         except SentinelError as exc:
             verdict.recall_note = f"memory skipped: {exc}"
-    recall(verdict, groups, sig_ids, patterns, config, root, rules)
+    recall(verdict, groups, sig_ids, patterns, config, root, rules, earlier)

@@ -26,11 +26,17 @@ RECORD_RESERVE = 0.3  # seconds of the deadline kept for the run's own record wh
 class StorePhase:
     """Start with the run's pieces; `finish(seconds, what)` gives (patterns by sig id or None, notes, settled)."""
 
-    def __init__(self, change, verdict, config, git_dir, root, project, sig_ids, seconds: float):
+    def __init__(self, change, verdict, config, git_dir, root, project, sig_ids, seconds: float, identify,
+                 read=None):
+        """`identify()`: the change's identity (gate_hook.change_identity: a git process); `read(store, ident)`:
+        what recall shows from the store (patterns by sig id), read once the run is recorded, on the same
+        connection (sentinel.memory.hypotheses.gate_hook.after_run gives both)."""
         from sentinel.memory.store import Background
 
+        self.identify = identify
         self.change, self.verdict, self.config = change, verdict, config
         self.git_dir, self.root, self.project, self.sig_ids = git_dir, root, project, sig_ids
+        self.read = read or (lambda store, ident: {})
         self._lock = threading.Lock()
         self._run = None  # (RunRecord, name_pending) once built
         self._recorded = False
@@ -39,21 +45,20 @@ class StorePhase:
         self._deadline = time.monotonic() + seconds
         self._cards_in_store = bool(sig_ids) and _cards_live_in_the_store(config, git_dir)
         if self._cards_in_store:  # recall will run: it asks for the learned cards' version on this connection
-            from sentinel.memory.store.cardcache import expect_check
+            from sentinel.memory.learn.cache import expect_check
 
             expect_check(root)
         self._worker = Background(self._work)
 
     # --- the worker --------------------------------------------------------------------------------------
     def _work(self):
-        from sentinel.memory.hypotheses.gate_hook import change_identity
-
-        built = run_record(change_identity(self.change, self.project), self.verdict)
+        ident = self.identify()
+        built = run_record(ident, self.verdict)
         with self._lock:
             self._run = built
         store, notes = open_store_for_hook(self.config, self.git_dir, self.root, self.project)
         if self._cards_in_store:
-            from sentinel.memory.store.cardcache import answer_check
+            from sentinel.memory.learn.cache import answer_check
 
             answer_check(self.root, store, self.project)
         if store is None:
@@ -72,10 +77,7 @@ class StorePhase:
                 from sentinel.memory.store.outbox import discard
 
                 discard(queued)
-            wanted = sorted({s for ids in self.sig_ids.values() for s in ids})
-            found = store.patterns(self.project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2) \
-                if wanted else []
-            return {p.sig_id: p for p in found}, notes, not store.has_pending_resolutions(self.project)
+            return self.read(store, ident), notes, not store.has_pending_resolutions(self.project)
         except SentinelError as exc:
             return None, notes + [f"memory skipped: {exc}"], False
         finally:
@@ -123,10 +125,8 @@ class StorePhase:
                 return notes
             built = self._run
         if built is None:  # the worker is still in git: build the run here
-            from sentinel.memory.hypotheses.gate_hook import change_identity
-
             try:
-                built = run_record(change_identity(self.change, self.project), self.verdict)
+                built = run_record(self.identify(), self.verdict)
             except SentinelError:
                 return notes
         reason = "; ".join(n.removeprefix("memory skipped: ") for n in notes if n.startswith("memory skipped: "))
@@ -171,12 +171,12 @@ def store_key(config, git_dir) -> str:
 
 def open_store_for_hook(config, git_dir, root=None, project=None):
     """(store or None, notes): a store the hook may use, within the hook's wait."""
-    from sentinel.memory.hypotheses.gate_hook import hook_wait
+    from sentinel.memory.store import hook_wait
     from sentinel.memory.store.backends import open_store
 
     notes: list[str] = []
     try:
-        store = open_store(config.memory, git_dir, wait=hook_wait())
+        store = open_store(config.memory, git_dir, wait=hook_wait(), quick=True)
     except SentinelError as exc:
         return None, [f"memory skipped: {exc}"]
     except OSError as exc:
@@ -194,7 +194,7 @@ def run_record(ident: dict, verdict):
 
     fail_rank = verdict.fail_level.rank
     records = [FindingRecord(f.rule, signature(f.rule, f.message, f.code), f.path, f.message, f.line,
-                             f.severity.value, f.severity.rank >= fail_rank)
+                             f.severity.value, f.severity.rank >= fail_rank, f.code)
                for f in verdict.findings]
     outcome = "passed" if verdict.passed else ("error" if verdict.errored else "failed")
     head = ident.get("head")

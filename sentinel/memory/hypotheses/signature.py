@@ -1,12 +1,15 @@
-"""Normalized failure signatures: the same mistake made with other names is one pattern, different mistakes
-stay apart.
+"""Failure signatures: the same mistake made with other names, or on a line of another shape, is one pattern;
+different mistakes stay apart.
 
-A signature is `rule | normalized message | normalized code`. What varies between two occurrences of one
-mistake is removed: paths (POSIX and Windows, with `:line:col`), line/column positions, string literals,
-numbers, hashes, UUIDs, timestamps, and the names the author chose (variables, functions, tables). What names
-the mechanism is kept: keywords, builtins (`eval`, `open`), standard-library modules (`os`, `subprocess`),
-methods called on something (`.rmtree(`, `.execute(`), keyword arguments (`shell=`), and exception and class
-names written in CapWords (`KeyError`).
+A signature is `rule|mechanism`: the rule, and the tokens of the finding's message that name the mechanism the
+rule caught — the builtin (`eval()` and `exec()` are two patterns), the standard-library call (`os.system()`,
+`shutil.rmtree()`), the kind of credential, the handler (`except:`, `except Exception`) and the context the check
+judged it in (it re-raises, best-effort cleanup, an optional import), the source of a None (`re.match()`,
+`<id>.get()`). The offending line itself is not in it: `return eval(a, {...})` and `x = 100 - eval(b)` are one
+pattern (the line is kept beside the finding, as what the attempt did). What varies between two occurrences of
+one mistake is removed from the message: the author's names wherever a check quotes them (a call `f()`, a
+dotted name, the expression a check names after `:` or `to`, a comment it quotes), paths (POSIX and Windows,
+with `:line:col`), positions, string literals, numbers, hashes, UUIDs and timestamps.
 
 The reference tracker made two mistakes we test against: every test failure collapsed into one signature
 ("Tests failed (rc=1)"), and raw drift scores made every drift signature unique.
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import re
 import sys
+
+from sentinel.lazyre import lazy_compile
 
 _KEYWORDS = frozenset("""
 False None True and as assert async await break class continue def del elif else except finally for from global
@@ -36,6 +41,7 @@ _CODE_PATH = re.compile(r"(?<![\w)\].<>])(?:[A-Za-z]:|~|\.{1,2})?[\\/](?:[\w.$@+
 _SPACE = re.compile(r"\s+")
 _ID_RUN = re.compile(r"<id>(?:(?:\s+|\s*\.\s*)<id>)+")  # prose of names, or a dotted chain of them
 _TEXT_SOURCES = [
+    (r"\b(?:https?|wss?|ftp)://[^\s'\"<>`]+", re.I, "<url>"),
     (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b", 0, "<time>"),
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I, "<uuid>"),
     (r"\b0x[0-9a-f]+\b", re.I, "<hex>"),
@@ -131,12 +137,69 @@ def normalize_text(text: str) -> str:
     return _SPACE.sub(" ", out).strip()
 
 
+# A comment a message quotes (a placeholder's marker line): the author's words, not the mechanism.
+_QUOTED_COMMENT = lazy_compile(r"(?:(?<=\s)|^)(?:#|//|/\*|<!--)(?=\s|$|[^\W\d_])")
+_CODE_SPAN = lazy_compile(r"(`[^`]*`)")
+# A call written in a message: `f()`, `cursor.execute()`, `os.kill()`, `subprocess.call(..., shell=True)`
+_PROSE_CALL = lazy_compile(r"(?<![\w.<`])(?P<chain>(?:[A-Za-z_]\w*\.)*)(?P<name>[A-Za-z_]\w*)"
+                           r"\((?P<args>[^()`]{0,120})\)")
+# The expression a check names in a slot of its message: after `: ` or ` to `, alone up to the clause's end
+_SLOT = lazy_compile(r"(?:(?<=: )|(?<=\bto ))(?P<expr>[A-Za-z_][\w.]*(?:\[[^\]\s]*\])?)(?=$|[;,)])")
+_WORD = lazy_compile(r"[A-Za-z_]\w*")
+
+
+def _prose_call(match: re.Match) -> str:
+    chain, name, args = match.group("chain"), match.group("name"), match.group("args")
+    names = _names()
+    if chain:
+        head = chain.split(".", 1)[0]
+        chain = chain if head in names["modules"] else "<id>."
+    elif name not in names["builtins"] and not (name[:1].isupper() and any(c.islower() for c in name)):
+        name = "<id>"
+    return f"{chain}{name}({normalize_code(args) if args.strip() else args})"
+
+
+def mechanism(message: str, code: str = "", limit: int = 200) -> str:
+    """The tokens of a finding's message that name the mechanism, in the message's order (its words kept):
+    the author's names, literals and positions replaced.
+
+    `code` (the offending line, or its normalized form: the result is the same) only says which words of the
+    message may be the author's: an expression a check names in a slot (`deletes a directory tree: p`,
+    `sends signal.SIGKILL to pid`) is replaced when the line has names of its own and the word is none of the
+    line's mechanism tokens (`os`, `kill`, `SIGKILL`)."""
+    parts: list[str] = []
+    for n, part in enumerate(_CODE_SPAN.split(message or "")):
+        if n % 2:  # a code span: its own normalisation
+            parts.append("`" + normalize_code(part[1:-1]) + "`")
+            continue
+        comment = _QUOTED_COMMENT.search(part)
+        if comment:  # the comment runs to the message's end
+            parts.append(part[:comment.start()] + "<comment>")
+            break
+        parts.append(part)
+    text = "".join(parts)
+    text = _PROSE_CALL.sub(_prose_call, text)
+    kept = normalize_code(code) if code else ""
+    if "<id>" in kept:
+        mechanism_words = set(_WORD.findall(kept.replace("<id>", " ")))
+        text = _SLOT.sub(lambda m: m.group() if _WORD.match(m.group()).group() in mechanism_words else "<id>", text)
+    for pattern, repl in _subs():
+        text = pattern.sub(_dotted if repl == "<dotted>" else repl, text)
+    return _ID_RUN.sub("<id>", _SPACE.sub(" ", text).strip())[:limit]
+
+
 def signature(rule: str, message: str, code: str = "") -> str:
-    """Secrets are masked before anything is normalised: a signature is stored, printed by `memory
-    patterns` and shown in recall, and a credential on the offending line must reach none of them."""
+    """`rule|mechanism` (see the module's docstring). Secrets are masked before anything is normalised: a
+    signature is stored, printed by `memory patterns` and shown in recall, and a credential on the offending
+    line must reach none of them."""
     from sentinel.redact import redact
 
-    return f"{rule}|{normalize_text(redact(message))}|{normalize_code(redact(code))}"
+    return f"{rule}|{mechanism(redact(message), redact(code))}"
+
+
+def mechanism_of(sig: str) -> str:
+    """The mechanism part of a signature (what `memory patterns` shows)."""
+    return sig.split("|", 1)[-1]
 
 
 def signature_id(sig: str) -> str:

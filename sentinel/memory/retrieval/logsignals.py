@@ -9,7 +9,10 @@ and numbers, and HTTP statuses. Recognised formats:
     and the short summary (`FAILED node - Exc: msg`, `ERROR node`);
   - unittest (`ERROR: test_x (pkg.mod.Case.test_x)`, `FAIL: ...`, then a Python traceback);
   - plain Python tracebacks, chained ones included;
-  - HTTP status failures: `429 Too Many Requests`, `HTTPError: 503 Server Error`, `status code 502`, ...
+  - HTTP status failures as urllib (`urllib.error.HTTPError: HTTP Error 429: Too Many Requests`), requests
+    (`requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: ...`), httpx
+    (`httpx.HTTPStatusError: Client error '429 Too Many Requests' for url '...'`) and aiohttp print them, and
+    `HTTP/1.1 503`, `status code 502`, ...
 
 Exception names are matched case-insensitively (`keyerror` -> KeyError when the name is a known built-in).
 """
@@ -39,10 +42,13 @@ _PYTEST_FAILED = re.compile(r"^(?:FAILED|ERROR)\s+(?P<node>\S+?)(?:\s+-\s+(?P<re
 _PYTEST_HEADER = re.compile(r"^_{3,}\s+(?:ERROR (?:at \w+ of |collecting )?)?(?P<name>[\w.\[\]-]+?)\s+_{3,}$", re.M)
 _UNITTEST = re.compile(r"^(?:ERROR|FAIL):\s+(?P<name>\w+)\s+\((?P<where>[\w.]+)\)", re.M)
 _TEST_NAME = re.compile(r"::(?P<name>test\w*)")
-_HTTP = re.compile(r"\b(?:(?:HTTP(?:/\d(?:\.\d)?)?|status(?:[ _]code)?|response(?: code)?|returned|got)\W{0,3}"
-                   r"(?P<a>[45]\d\d)\b|\b(?P<b>[45]\d\d)\s+(?:Client Error|Server Error|Too Many Requests|"
+# An HTTP status as clients print it: urllib `HTTP Error 429: Too Many Requests`, requests `429 Client Error: Too
+# Many Requests for url: ...`, httpx `Client error '429 Too Many Requests' for url '...'`, aiohttp `429,
+# message='Too Many Requests'`, and `HTTP/1.1 503`, `status code 502`, `returned 500`...
+_HTTP = re.compile(r"\b(?:(?:HTTP(?:/\d(?:\.\d)?)?(?:[ _]Error)?|status(?:[ _]code)?|response(?: code)?|returned|got)"
+                   r"\W{0,3}(?P<a>[45]\d\d)\b|\b(?P<b>[45]\d\d):?\s+(?:Client Error|Server Error|Too Many Requests|"
                    r"Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out|Not Found|"
-                   r"Forbidden|Unauthorized|Bad Request|Conflict))", re.I)
+                   r"Forbidden|Unauthorized|Bad Request|Conflict|Request Timeout)|\b(?P<c>[45]\d\d),\s*message=)", re.I)
 _HTTP_NAMES = {"429": "too many requests rate limited", "500": "internal server error", "502": "bad gateway",
                "503": "service unavailable", "504": "gateway timeout", "404": "not found", "403": "forbidden",
                "401": "unauthorized", "400": "bad request", "408": "request timeout", "409": "conflict"}
@@ -77,7 +83,7 @@ class LogSignals:
         parts += [f.replace("_", " ") for f in self.functions[-6:]]
         parts += self.modules[-4:]
         text = ". ".join(p for p in parts if p)
-        return re.sub(r"<(?:str|num|path|hex|sha|uuid|time|pos)>", "", text)
+        return re.sub(r"<(?:str|num|path|hex|sha|uuid|time|pos|url)>", "", text)
 
     def identifiers(self) -> list[str]:
         """Exact-match signals: functions on the stack (innermost first), quoted names, the failing tests'
@@ -195,7 +201,7 @@ def extract(log: str) -> LogSignals:
         parts = m.group("where").split(".")
         _add(sig.modules, parts[-3] if len(parts) >= 3 else parts[0])
     for m in _HTTP.finditer(log):
-        _add(sig.http_statuses, m.group("a") or m.group("b"), 5)
+        _add(sig.http_statuses, m.group("a") or m.group("b") or m.group("c"), 5)
     sig.messages = sig.messages[:4]
     sig.exception_types = [e for e in sig.exception_types if e not in _NOT_EXC][:4] or sig.exception_types[:1]
     return sig

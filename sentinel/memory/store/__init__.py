@@ -12,7 +12,11 @@ The semantics live once, in `sentinel.memory.store.sql.SQLStore`:
 - a **change** is what an author is trying to land: a PR, a pushed branch, or, for the commit hook, the
   staged work on a branch on top of one HEAD; pattern counts are distinct changes;
 - a **resolution** is recorded only when a blocking finding of a failed attempt is gone from a later
-  *passing* attempt of the same change that still touches the finding's file.
+  *passing* attempt of the same change that still touches the finding's file, and is named only by a commit of
+  the same change's lineage (its branch, on top of the HEAD the work started from): a fix on one branch is
+  never credited to another branch's failure;
+- an **earlier attempt** is a failed attempt of the same change since it last passed: what was tried (each
+  finding's redacted line, the change's files) and still failed.
 
 This module imports no database driver: the hook imports it on every failing run.
 """
@@ -25,7 +29,17 @@ import threading
 from sentinel.errors import SentinelError
 from sentinel.record import Record, factory
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
+HOOK_WAIT = 1.0  # seconds the hook may wait for the store (a lock, the network) before its run is queued
+WAIT_ENV = "SENTINEL_MEMORY_WAIT"  # another bound, in seconds (a CI runner far from its team database)
+
+
+def hook_wait() -> float:
+    """How long the hook's store phase may wait for a lock or the network ($SENTINEL_MEMORY_WAIT, 0.1-60 s)."""
+    try:
+        return min(60.0, max(0.1, float(os.environ[WAIT_ENV])))
+    except (KeyError, ValueError):
+        return HOOK_WAIT
 
 
 class StoreError(SentinelError):
@@ -48,6 +62,7 @@ class FindingRecord(Record):
     line: int | None = None
     severity: str = "error"
     blocking: bool = True  # at or above the run's fail level: only these can be "resolved"
+    code: str = ""  # the offending line as the finding showed it (redacted before it is stored): what was tried
 
 
 class RunRecord(Record):
@@ -77,7 +92,7 @@ class RunRecord(Record):
 
 
 class Occurrence(Record):
-    """One example of a pattern: where it was seen."""
+    """One example of a pattern: where it was seen and what the attempt did there."""
 
     change_ref: str
     path: str
@@ -85,6 +100,10 @@ class Occurrence(Record):
     commit_sha: str | None = None
     seen_at: float = 0.0
     change_id: str = ""  # e.g. "main@4f2a9c1d7e01": the branch and the commit the work started from
+    code: str = ""  # the offending line (redacted)
+    subject: str | None = None  # the change's subject, once it has a commit (redacted)
+    paths: list[str] = factory(list)  # the files the attempt changed (up to PATHS_KEPT)
+    paths_total: int = 0  # how many it changed
 
     @property
     def change(self) -> str:
@@ -92,7 +111,8 @@ class Occurrence(Record):
 
     def to_json(self) -> dict:
         return {"change": self.change, "ref": self.change_ref, "file": self.path, "line": self.line,
-                "commit": self.commit_sha, "seen_at": self.seen_at}
+                "commit": self.commit_sha, "seen_at": self.seen_at, "code": self.code, "subject": self.subject,
+                "paths": self.paths, "paths_total": self.paths_total}
 
 
 class Pattern(Record):
@@ -126,13 +146,18 @@ class Attempt(Record):
     commit_sha: str | None = None
     subject: str | None = None
     findings: list[FindingRecord] = factory(list)
+    paths: list[str] = factory(list)  # the files the attempt changed (up to PATHS_KEPT)
+    paths_total: int = 0
 
     def to_json(self) -> dict:
+        from sentinel.memory.hypotheses.signature import mechanism_of
+
         return {"outcome": self.outcome, "at": self.created_at, "change": self.change_ref,
-                "commit": self.commit_sha, "subject": self.subject,
+                "commit": self.commit_sha, "subject": self.subject, "paths": self.paths,
+                "paths_total": self.paths_total,
                 "findings": [{"rule": f.rule, "file": f.path, "line": f.line, "severity": f.severity,
-                              "blocking": f.blocking, "message": f.message,
-                              "approach": f.signature.split("|", 2)[-1]} for f in self.findings]}
+                              "blocking": f.blocking, "message": f.message, "approach": f.code,
+                              "mechanism": mechanism_of(f.signature)} for f in self.findings]}
 
 
 class RecordResult(Record):
@@ -177,6 +202,9 @@ def within(fn, seconds: float, what: str = "the team database"):
     """Run `fn()` on a worker thread; its result, or StoreUnavailable after `seconds` (the thread is left to
     end on its own: its connection is closed by it, or by the process's exit)."""
     return Background(fn).result(seconds, what)
+
+
+PATHS_KEPT = 20  # files of an attempt kept with it (the count is kept too)
 
 
 def urgency(changes: int) -> str:

@@ -8,18 +8,20 @@ import os
 from sentinel.memory.store import SCHEMA_VERSION, StoreError
 
 
-def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readonly: bool = False):
+def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readonly: bool = False,
+               quick: bool = False):
     """Open the configured store (see :func:`sentinel.memory.store.location.store_target`).
 
     `wait` bounds how long a lock or the network may hold this call up: the hook passes ~1 s. `readonly`:
-    never write, not even a migration (a store of another schema is a StoreError)."""
+    never write, not even a migration (a store of another schema is a StoreError). `quick` (the hook): a
+    migration step too long for a hook is refused with a StoreError that says to run `sentinel memory migrate`."""
     from sentinel.memory.store.location import store_target
 
     kind, where = store_target(config_memory, git_dir)
     if kind == "postgres":
         from sentinel.memory.store.postgres import PostgresStore
 
-        store = PostgresStore.connect(where, wait=wait, migrate=not readonly)
+        store = PostgresStore.connect(where, wait=wait, migrate=not readonly, quick=quick)
         if readonly and store.schema_version() != SCHEMA_VERSION:
             store.close()
             raise StoreError(f"the team database {store.describe()} is not at schema {SCHEMA_VERSION} "
@@ -29,7 +31,7 @@ def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readon
 
     if readonly:
         return SQLiteStore.readonly(where)
-    store = SQLiteStore(where, timeout=wait)
+    store = SQLiteStore(where, timeout=wait, quick=quick)
     if store.migrated_from is not None:
         from sentinel.memory.store.project import adopt_earlier_names
 
@@ -45,7 +47,7 @@ def open_learned_store(config_memory, git_dir: str | None, *, wait: float = 10.0
     in the configured store: the team database when memory.database-url / $SENTINEL_DATABASE_URL is a
     postgresql:// URL, else the clone's SQLite store (the hypothesis store's file, or $SENTINEL_LEARNED_STORE).
 
-    Cards of the SQLite file of Sentinel before schema 5 (<git-dir>/sentinel/learned.sqlite3, no project, no
+    Cards of the SQLite file of Sentinel before schema 6 (<git-dir>/sentinel/learned.sqlite3, no project, no
     vectors) are moved in the first time (`migrate_legacy`); that file is kept, renamed *.v1-migrated."""
     from sentinel.memory.store.cards import LearnedCards
     from sentinel.memory.store.location import learned_store_path, store_target

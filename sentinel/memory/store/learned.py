@@ -1,4 +1,4 @@
-"""Where learned cards live: the `LearnedCardStore` interface, and the SQLite file of Sentinel before schema 5.
+"""Where learned cards live: the `LearnedCardStore` interface, and the SQLite file of Sentinel before schema 6.
 
 This module is the seam between the learning pipeline (sentinel.memory.learn, owned by `learn`) and the storage
 backends (owned by `store`): the pipeline and the project's learned index talk only to the protocol below. Its
@@ -8,7 +8,7 @@ the protocol small and typed.
 
 What a backend keeps:
   - cards: governed card dicts (docs/card-format.md), by id, insert-or-replace, versioned per project (a clone's
-    cache of them follows the versions: sentinel.memory.store.cardcache);
+    cache of them follows the versions: sentinel.memory.learn.cache);
   - seen keys per source: what has been processed (commit shas, "gh:OWNER/NAME#N", record ids), so a re-run
     learns only what is new (kept for rejected candidates too: they are not re-examined);
   - runs: one `LearnRun` per `sentinel memory learn`, with the stage counts (for `memory stats`).
@@ -193,7 +193,7 @@ class SQLiteLearnedCardStore:
 
 
 def is_legacy_store(path: str | None) -> bool:
-    """Is `path` a learned-card file of Sentinel before schema 5 (its `cards` table keeps a `json` column)?"""
+    """Is `path` a learned-card file of Sentinel before schema 6 (its `cards` table keeps a `json` column)?"""
     if not path or not os.path.isfile(path):
         return False
     import sqlite3

@@ -56,7 +56,7 @@ def store_kind(url: str | None) -> str:
 
 def learned_store_path(config_memory, git_dir: str | None, *, separate_only: bool = False) -> str | None:
     """Where the learned cards of a SQLite store are: $SENTINEL_LEARNED_STORE (a SQLite file of their own) when
-    set, else, as the path of Sentinel before schema 5 (<git-dir>/sentinel/learned.sqlite3, moved into the
+    set, else, as the path of Sentinel before schema 6 (<git-dir>/sentinel/learned.sqlite3, moved into the
     hypothesis store when first opened), or None with `separate_only`."""
     path = getattr(config_memory, "learned_path", None) or os.environ.get(LEARNED_ENV)
     if path:

@@ -60,13 +60,15 @@ def store_key(config_memory, git_dir: str | None) -> str:
 
 def _redacted(run) -> dict:
     """The run as stored: subject, messages and paths through the store's redaction."""
-    from sentinel.memory.store.sql import MAX_MESSAGE, _path, _redact
+    from sentinel.memory.store.sql import MAX_CODE, MAX_MESSAGE, _path, _redact
 
     data = {name: getattr(run, name) for name in run._fields if name != "findings"}
     data["subject"] = _redact(run.subject)
     data["paths"] = None if run.paths is None else [_path(p) for p in run.paths]
     data["findings"] = [{**{name: getattr(f, name) for name in f._fields}, "path": _path(f.path),
-                         "message": _redact((f.message or "")[:MAX_MESSAGE])} for f in run.findings]
+                         "message": _redact((f.message or "")[:MAX_MESSAGE]),
+                         "code": _redact(" ".join((getattr(f, "code", "") or "").split())[:MAX_CODE])}
+                        for f in run.findings]
     return data
 
 

@@ -57,7 +57,7 @@ class PostgresStore(SQLStore):
         self._stems: dict[str, list[str]] = {}  # query word -> its lexemes (English)
 
     @classmethod
-    def connect(cls, url: str, wait: float = 10.0, migrate: bool = True) -> "PostgresStore":
+    def connect(cls, url: str, wait: float = 10.0, migrate: bool = True, quick: bool = False) -> "PostgresStore":
         psycopg = _driver()
         lock_ms = max(100, int(wait * 1000))
         state: dict = {"abandoned": False}
@@ -83,6 +83,7 @@ class PostgresStore(SQLStore):
             raise StoreUnavailable(f"cannot reach the team database {redact_url(url)}: "
                                    f"{redact_text(str(exc).strip(), url)}") from None
         store = cls(conn, url)
+        store.quick = quick
         if migrate:
             try:
                 if store.schema_version() != SCHEMA_VERSION:

@@ -136,7 +136,7 @@ def root_commit(git_dir: str, root: str | None = None) -> str | None:
 
 
 def directory_name(root: str | None) -> str:
-    """What Sentinel before schema 5 called a clone without a remote (and before schema 3, every clone)."""
+    """What Sentinel before schema 6 called a clone without a remote (and before schema 3, every clone)."""
     return os.path.basename(os.path.normpath(root)) if root else "default"
 
 
@@ -162,13 +162,13 @@ def root_of(git_dir: str | None) -> str | None:
 
 def adopt_earlier_names(store, config_memory, git_dir: str | None, root: str | None = None) -> int:
     """After a migration, move what an earlier Sentinel recorded under the clone's directory name to the
-    project's identity: every clone before schema 3, a clone without a remote before schema 5. Only in the
+    project's identity: every clone before schema 3, a clone without a remote before schema 6. Only in the
     clone's own SQLite store: in a team database the directory name may be another repository's too (there,
     `sentinel memory migrate --adopt-project NAME` moves it when you know it is yours)."""
     root = root or root_of(git_dir)
     if store.migrated_from is None or not root or store.dialect != "sqlite":
         return 0
     project = project_identity(config_memory, root, git_dir)
-    if store.migrated_from < 3 or (store.migrated_from < 5 and project.startswith(ROOT_PREFIX)):
+    if store.migrated_from < 3 or (store.migrated_from < 6 and project.startswith(ROOT_PREFIX)):
         return store.adopt_project(directory_name(root), project)
     return 0

@@ -1,16 +1,17 @@
 """Versioned schema migrations of the store, one list per dialect.
 
 `MIGRATIONS[dialect][v]` takes a store from version v to v+1 and runs in one transaction with the version
-bump. SQLite stores of earlier Sentinel versions (schema 0-2) are migrated in place, their data kept;
-PostgreSQL starts at the current layout in one step. A store newer than this Sentinel is refused, never
-downgraded. `sentinel memory migrate` applies them explicitly (the hook applies them too, when needed).
+bump: SQL statements, or a function given the store for what SQL cannot do (re-keying signatures). SQLite
+stores of earlier Sentinel versions (schema 0-5) are migrated in place, their data kept; PostgreSQL starts at
+the layout of version 4 in one step, then takes the same steps as SQLite (with one more statement at 6). A
+store newer than this Sentinel is refused, never downgraded. `sentinel memory migrate` applies them explicitly (the hook applies them too, when needed).
 """
 
 from __future__ import annotations
 
-# 5: learned cards versioned per project, so a clone's local cache of them is refreshed by what changed: every
-# write bumps card_versions.seq (the row lock orders writers) and stamps the cards it wrote with it; a removal
-# leaves a tombstone with its seq. The cards already there become version 1.
+# Schema 6: learned cards versioned per project, so a clone's local cache of them is refreshed by what changed:
+# every write bumps card_versions.seq (the row lock orders writers) and stamps the cards it wrote with it; a
+# removal leaves a tombstone with its seq. The cards already there become version 1.
 _CARD_VERSIONS = [
     "CREATE TABLE card_versions (project TEXT PRIMARY KEY, seq BIGINT NOT NULL)",
     "ALTER TABLE cards ADD COLUMN seq BIGINT NOT NULL DEFAULT 0",
@@ -81,7 +82,7 @@ _SQLITE = {
         "CREATE TABLE learn_runs (id INTEGER PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL, "
         "finished_at REAL NOT NULL)",
     ],
-    4: [*_CARD_VERSIONS],
+    4: [],  # filled below: the same step on both dialects
 }
 
 _POSTGRES = {
@@ -121,12 +122,94 @@ _POSTGRES = {
         """CREATE TABLE learn_runs (id BIGSERIAL PRIMARY KEY, project TEXT NOT NULL, body TEXT NOT NULL,
                finished_at DOUBLE PRECISION NOT NULL)""",
     ],
-    # the planner's statistics keep the 10,000 most common lexemes of the cards' text (not 1,000): what a hybrid
-    # search reads to pick a query's rare words (postgres.PostgresStore._rare_query)
-    4: [*_CARD_VERSIONS, "ALTER TABLE cards ALTER COLUMN tsv SET STATISTICS 1000"],
 }
 # PostgreSQL's first migration creates the layout of version 4 at once.
 _POSTGRES_FIRST_TARGET = 4
+
+
+def rekeyed_signature(rule: str, message: str, old: str) -> str:
+    """Today's signature of a finding stored with a signature of schema 4 or before (`rule|message|line`, the
+    line's shape in it): from its rule, its stored message and that normalized line — which says no more than
+    the raw line would, so the new signature is the one a new run computes for the same finding."""
+    from sentinel.memory.hypotheses.signature import normalize_text, signature
+
+    parts = old.split("|", 2)
+    if len(parts) < 3:
+        code = ""
+    elif "|" not in message:  # the message's part holds no bar: the line is the third part
+        code = parts[2]
+    else:
+        prefix = f"{rule}|{normalize_text(message)}|"
+        code = old[len(prefix):] if old.startswith(prefix) else parts[2]
+    return signature(rule, message, code)
+
+
+_BATCH = 200  # rows per INSERT: a team database far away gets a few statements, not one per finding
+QUICK_REKEY = 1000  # distinct signatures a hook may re-key (~0.7 s on a busy 2-core machine); more: memory migrate
+
+
+def rekey_signatures(store) -> None:
+    """Schema 5: a signature is the rule and the tokens that name the mechanism, not the line's shape. Every
+    stored finding is re-keyed from what it kept (rule, message, its normalized line); the patterns that only
+    the line's shape kept apart become one, and resolutions follow their findings to the new ids (two that
+    now name one pattern for one attempt are kept once). Computed per distinct (signature, message), written
+    through a temporary table in a few statements, so a large team database migrates in its hook's time."""
+    from sentinel.memory.hypotheses.signature import signature_id
+
+    if store.quick:
+        [(n,)] = store._all("SELECT COUNT(*) FROM (SELECT DISTINCT sig_id, signature, rule, message FROM findings) d")
+        if int(n) > QUICK_REKEY:
+            from sentinel.memory.store import StoreError
+
+            raise StoreError(f"the hypothesis store {store.describe()} needs its schema 5 migration, which re-keys "
+                             f"{n} signatures: too long for a commit hook; run `sentinel memory migrate` once")
+    changed = []
+    for sig_id, old, rule, message in store._all(
+            "SELECT DISTINCT sig_id, signature, rule, COALESCE(message, '') FROM findings"):
+        new = rekeyed_signature(rule, message, old)
+        if new != old:
+            changed.append((sig_id, old, rule, message, signature_id(new), new))
+    if not changed:
+        return
+    store._exec("CREATE TEMPORARY TABLE sentinel_rekey (old_id TEXT, old_sig TEXT, rule TEXT, message TEXT, "
+                "new_id TEXT, new_sig TEXT)")
+    store._exec("CREATE INDEX sentinel_rekey_old ON sentinel_rekey(old_id)")
+    for at in range(0, len(changed), _BATCH):
+        batch = changed[at:at + _BATCH]
+        store._exec("INSERT INTO sentinel_rekey VALUES " + ",".join(["(?,?,?,?,?,?)"] * len(batch)),
+                    [v for row in batch for v in row])
+    match = ("FROM sentinel_rekey k WHERE k.old_id = findings.sig_id AND k.old_sig = findings.signature "
+             "AND k.rule = findings.rule AND k.message = COALESCE(findings.message, '')")
+    store._exec(f"UPDATE findings SET sig_id = (SELECT k.new_id {match}), signature = (SELECT k.new_sig {match}) "
+                f"WHERE EXISTS (SELECT 1 {match})")
+    # an old id whose findings went different ways follows the first of them (ids are what resolutions keep)
+    moved = {}
+    for old_id, new_id in store._all("SELECT old_id, new_id FROM sentinel_rekey ORDER BY old_id, new_id"):
+        moved.setdefault(old_id, new_id)
+    store._exec("DELETE FROM sentinel_rekey")
+    pairs = list(moved.items())
+    for at in range(0, len(pairs), _BATCH):
+        batch = pairs[at:at + _BATCH]
+        store._exec("INSERT INTO sentinel_rekey(old_id, new_id) VALUES " + ",".join(["(?,?)"] * len(batch)),
+                    [v for row in batch for v in row])
+    new_of = "COALESCE((SELECT k.new_id FROM sentinel_rekey k WHERE k.old_id = {t}.sig_id), {t}.sig_id)"
+    store._exec("DELETE FROM resolutions WHERE EXISTS (SELECT 1 FROM resolutions r2 WHERE r2.project = "
+                "resolutions.project AND COALESCE(r2.run_key, '') = COALESCE(resolutions.run_key, '') AND "
+                f"r2.id < resolutions.id AND {new_of.format(t='r2')} = {new_of.format(t='resolutions')})")
+    store._exec("UPDATE resolutions SET sig_id = (SELECT k.new_id FROM sentinel_rekey k WHERE k.old_id = "
+                "resolutions.sig_id) WHERE sig_id IN (SELECT old_id FROM sentinel_rekey)")
+    store._exec("DROP TABLE sentinel_rekey")
+
+
+# 5: findings keep their line (what the attempt did) and runs their files; signatures re-keyed (above)
+_V5 = ["ALTER TABLE findings ADD COLUMN code TEXT", "ALTER TABLE runs ADD COLUMN paths TEXT", rekey_signatures]
+_SQLITE[4] = _V5
+_POSTGRES[4] = _V5
+# 6: learned cards versioned per project (_CARD_VERSIONS, above); on PostgreSQL the planner's statistics also keep
+# the 10,000 most common lexemes of the cards' text (not 1,000): what a hybrid search reads to tell a query's
+# rare words (postgres.PostgresStore.lexical_terms)
+_SQLITE[5] = list(_CARD_VERSIONS)
+_POSTGRES[5] = [*_CARD_VERSIONS, "ALTER TABLE cards ALTER COLUMN tsv SET STATISTICS 1000"]
 
 MIGRATIONS = {"sqlite": _SQLITE, "postgres": _POSTGRES}
 

@@ -12,14 +12,17 @@ import time
 from abc import ABC, abstractmethod
 
 from sentinel.memory.hypotheses.signature import signature_id
-from sentinel.memory.store import (SCHEMA_VERSION, Attempt, FindingRecord, Occurrence, Pattern, RecordResult,
-                                   RunRecord, StoreError, urgency)
-from sentinel.memory.store.schema import steps
+from sentinel.memory.store import (PATHS_KEPT, SCHEMA_VERSION, Attempt, FindingRecord, Occurrence, Pattern,
+                                   RecordResult, RunRecord, StoreError, urgency)
+from sentinel.memory.store.schema import rekeyed_signature, steps
 
 MAX_MESSAGE = 500
+MAX_CODE = 300
 EXAMPLES = 3
 EXPORT_FORMAT = "sentinel-memory-export"
-EXPORT_VERSION = 2  # 2: learned cards' learning state (what was seen, the learning runs)
+# 2: findings carry their line (code), runs their files (paths); signatures are rule|mechanism
+# 3: learned cards' learning state (what was seen, the learning runs)
+EXPORT_VERSION = 3
 
 
 def _redact(text: str | None) -> str | None:
@@ -41,9 +44,36 @@ def _path(path: str | None) -> str | None:
     return _redact(display_path(path))
 
 
+def _paths_json(paths: list[str] | None) -> str | None:
+    """The files of an attempt as stored: {"kept": [up to PATHS_KEPT], "total": n}; None when unknown."""
+    if paths is None:
+        return None
+    return json.dumps({"kept": [_path(p) for p in paths[:PATHS_KEPT]], "total": len(paths)}, ensure_ascii=False)
+
+
+def _paths_read(text: str | None) -> tuple[list[str], int]:
+    if not text:
+        return [], 0
+    try:
+        data = json.loads(text)
+        return [str(p) for p in data.get("kept") or []], int(data.get("total") or 0)
+    except (ValueError, TypeError, AttributeError):
+        return [], 0
+
+
+def _rekeyed_finding(f: dict, rekey: dict[str, str]) -> dict:
+    """An exported finding of version 1 with its signature of today (`rekey`: old id -> new id, filled)."""
+    sig = rekeyed_signature(f.get("rule") or "", f.get("message") or "", f.get("signature") or "")
+    new = signature_id(sig)
+    if f.get("sig_id"):
+        rekey.setdefault(f["sig_id"], new)
+    return {**f, "signature": sig, "sig_id": new}
+
+
 class SQLStore(ABC):
     dialect = "sql"
     migrated_from: int | None = None  # the schema version found when this store was opened, if migrated
+    quick = False  # opened by the commit hook: a migration too long for it is refused (`sentinel memory migrate`)
 
     # --- provided by a backend --------------------------------------------------------------------
     @abstractmethod
@@ -104,7 +134,7 @@ class SQLStore(ABC):
                 self.migrated_from = version
             for target, stmts in steps(self.dialect, version, SCHEMA_VERSION):
                 for stmt in stmts:
-                    self._exec(stmt)
+                    stmt(self) if callable(stmt) else self._exec(stmt)  # a function: a step SQL cannot do
                 self._set_meta("schema_version", str(target))
                 done.append(target)
         return done
@@ -129,12 +159,12 @@ class SQLStore(ABC):
         with self._tx():
             if name_pending:
                 parent, sha, subject = name_pending
-                self._fill_pending(run.project, parent, sha, subject)
+                self._fill_pending(run.project, parent, sha, subject, run.change_ref)
             run_id = self._insert_run(
                 "INSERT INTO runs(run_key, project, change_id, change_ref, content_digest, commit_sha, subject, "
-                "base_sha, outcome, created_at, last_seen, reruns) VALUES (?,?,?,?,?,?,?,?,?,?,?,0)",
+                "base_sha, outcome, created_at, last_seen, reruns, paths) VALUES (?,?,?,?,?,?,?,?,?,?,?,0,?)",
                 (key, run.project, change, run.change_ref, run.content_digest or key, run.commit_sha,
-                 _redact(run.subject), run.base_sha, run.outcome, now, now))
+                 _redact(run.subject), run.base_sha, run.outcome, now, now, _paths_json(run.paths)))
             if run_id is None:  # this attempt is recorded already (a re-run, or another runner sent it)
                 existing = self._one("SELECT id FROM runs WHERE run_key=?", (key,))
                 if rerun:  # (a run sent late from the outbox may be older than the last one seen)
@@ -148,10 +178,11 @@ class SQLStore(ABC):
     def _insert_findings(self, run_id: int, findings: list[FindingRecord]) -> None:
         for f in findings:
             self._exec(
-                "INSERT INTO findings(run_id, sig_id, signature, rule, path, message, line, severity, blocking) "
-                "VALUES (?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO findings(run_id, sig_id, signature, rule, path, message, line, severity, blocking, code) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (run_id, signature_id(f.signature), f.signature, f.rule, _path(f.path),
-                 _redact((f.message or "")[:MAX_MESSAGE]), f.line, f.severity, 1 if f.blocking else 0))
+                 _redact((f.message or "")[:MAX_MESSAGE]), f.line, f.severity, 1 if f.blocking else 0,
+                 _redact(" ".join((f.code or "").split())[:MAX_CODE])))
 
     def _resolve(self, run: RunRecord, key: str, now: float) -> list[str]:
         """Blocking findings of this change's failed attempts since its last passing attempt, gone now."""
@@ -176,15 +207,23 @@ class SQLStore(ABC):
                  run.base_sha, now))
         return gone
 
-    def _fill_pending(self, project: str, base_sha: str, commit_sha: str, subject: str | None) -> int:
-        return self._exec(
-            "UPDATE resolutions SET commit_sha=?, subject=? WHERE project=? AND commit_sha IS NULL AND base_sha=?",
-            (commit_sha, _redact(subject), project, base_sha))
+    def _fill_pending(self, project: str, base_sha: str, commit_sha: str, subject: str | None,
+                      change_ref: str) -> int:
+        """Name what staged runs on top of `base_sha` left unnamed with the commit made there — only on the same
+        branch (`change_ref`): another branch committing on top of the same HEAD did not make that change. The
+        change's attempts are named too (their examples then say which commit the work became)."""
+        args = (commit_sha, _redact(subject), project, base_sha, change_ref)
+        self._exec("UPDATE runs SET commit_sha=?, subject=? WHERE project=? AND commit_sha IS NULL AND base_sha=? "
+                   "AND change_ref=?", args)
+        return self._exec("UPDATE resolutions SET commit_sha=?, subject=? WHERE project=? AND commit_sha IS NULL "
+                          "AND base_sha=? AND change_ref=?", args)
 
-    def fill_pending_resolutions(self, project: str, base_sha: str, commit_sha: str, subject: str | None) -> int:
-        """A pre-commit run resolves a failure before its commit exists; name it once it does."""
+    def fill_pending_resolutions(self, project: str, base_sha: str, commit_sha: str, subject: str | None,
+                                 change_ref: str) -> int:
+        """A pre-commit run resolves a failure before its commit exists; name it once it does (on the branch
+        `change_ref` the resolution was made on)."""
         with self._tx():
-            return self._fill_pending(project, base_sha, commit_sha, subject)
+            return self._fill_pending(project, base_sha, commit_sha, subject, change_ref)
 
     def has_pending_resolutions(self, project: str) -> bool:
         """Resolutions recorded before their commit existed, not yet named."""
@@ -257,8 +296,9 @@ class SQLStore(ABC):
 
     # --- reading ----------------------------------------------------------------------------------------
     def patterns(self, project: str, sig_ids: list[str] | None = None, limit: int = 50,
-                 min_changes: int = 1) -> list[Pattern]:
-        """Failure patterns of the project, the most widespread (distinct changes) first."""
+                 min_changes: int = 1, change_ref: str | None = None) -> list[Pattern]:
+        """Failure patterns of the project, the most widespread (distinct changes) first. `change_ref`: the
+        branch or PR asking; a resolution made on it is preferred as the pattern's last resolution."""
         sql = ("SELECT f.sig_id, MIN(f.signature), MIN(f.rule), COUNT(DISTINCT r.change_id), "
                "COUNT(DISTINCT r.id), MAX(r.last_seen) FROM findings f JOIN runs r ON r.id = f.run_id "
                "WHERE r.project=?")
@@ -275,45 +315,74 @@ class SQLStore(ABC):
         out = []
         for sig_id, sig, rule, changes, attempts, last in self._all(sql, args):
             out.append(Pattern(sig_id, sig, rule, int(changes), int(attempts), urgency(int(changes)), float(last),
-                               self._last_resolution(project, sig_id), self._examples(project, sig_id)))
+                               self._last_resolution(project, sig_id, change_ref), self._examples(project, sig_id)))
         return out
 
-    def _last_resolution(self, project: str, sig_id: str) -> str | None:
+    def _last_resolution(self, project: str, sig_id: str, change_ref: str | None = None) -> str | None:
+        """`<commit> on <branch>: <subject>` of the newest resolution (the asking branch's own first): which
+        branch made the fix is part of it, so a fix on another branch never reads as this one's."""
         res = self._one("SELECT commit_sha, subject, change_ref FROM resolutions WHERE project=? AND sig_id=? "
-                        "ORDER BY resolved_at DESC, id DESC LIMIT 1", (project, sig_id))
+                        "ORDER BY CASE WHEN change_ref=? THEN 0 ELSE 1 END, resolved_at DESC, id DESC LIMIT 1",
+                        (project, sig_id, change_ref or ""))
         if not res:
             return None
         commit, subject, ref = res
-        return f"{commit[:10] if commit else 'a commit on ' + ref}: {subject or '(no subject)'}"
+        return f"{commit[:10] + ' on ' + ref if commit else 'a commit on ' + ref}: {subject or '(no subject)'}"
 
     def _examples(self, project: str, sig_id: str) -> list[Occurrence]:
         rows = self._all(
-            "SELECT r.change_id, r.change_ref, f.path, f.line, r.commit_sha, r.last_seen FROM findings f "
-            "JOIN runs r ON r.id = f.run_id WHERE r.project=? AND f.sig_id=? "
+            "SELECT r.change_id, r.change_ref, f.path, f.line, r.commit_sha, r.last_seen, f.code, r.subject, r.paths "
+            "FROM findings f JOIN runs r ON r.id = f.run_id WHERE r.project=? AND f.sig_id=? "
             "ORDER BY r.last_seen DESC, f.id DESC LIMIT 200", (project, sig_id))
         seen: set[str] = set()
         out: list[Occurrence] = []
-        for change_id, ref, path, line, commit, at in rows:
+        for change_id, ref, path, line, commit, at, code, subject, paths in rows:
             if change_id in seen:
                 continue
             seen.add(change_id)
-            out.append(Occurrence(ref, path or "", line, commit, float(at), change_id))
+            kept, total = _paths_read(paths)
+            out.append(Occurrence(ref, path or "", line, commit, float(at), change_id, code or "", subject, kept,
+                                  total))
             if len(out) == EXAMPLES:
                 break
         return out
 
     def attempts(self, project: str, change_id: str, limit: int = 20) -> list[Attempt]:
         """The attempts at one change, oldest first, each with its findings."""
+        return [a for a, _ in self._attempts(project, change_id, limit)]
+
+    def earlier_attempts(self, project: str, change_id: str, but: str | None = None,
+                         limit: int = 20) -> list[Attempt]:
+        """The failed attempts at one change since it last passed, oldest first, without the attempt whose
+        content digest is `but` (the run being shown): what was tried and still failed."""
+        out: list[Attempt] = []
+        for a, digest in self._attempts(project, change_id, limit):
+            if a.outcome == "passed":
+                out = []
+            elif a.outcome == "failed" and (but is None or digest != but):
+                out.append(a)
+        return out
+
+    def _attempts(self, project: str, change_id: str, limit: int) -> list[tuple[Attempt, str]]:
+        """(attempt, its content digest), oldest first: two queries, whatever the number of attempts (the hook
+        asks on every failing run, and a team database may be far away)."""
         rows = self._all(
-            "SELECT id, run_key, change_ref, outcome, created_at, commit_sha, subject FROM runs "
+            "SELECT id, run_key, change_ref, outcome, created_at, commit_sha, subject, paths, content_digest FROM runs "
             "WHERE project=? AND change_id=? ORDER BY created_at DESC, id DESC LIMIT ?", (project, change_id, limit))
+        if not rows:
+            return []
+        by_run: dict[int, list[FindingRecord]] = {}
+        for run_id, *f in self._all(
+                "SELECT run_id, rule, signature, path, message, line, severity, blocking, code FROM findings "
+                f"WHERE run_id IN ({','.join('?' * len(rows))}) ORDER BY run_id, id", [r[0] for r in rows]):
+            rule, sig, path, message, line, severity, blocking, code = f
+            by_run.setdefault(run_id, []).append(
+                FindingRecord(rule, sig, path or "", message or "", line, severity, bool(blocking), code or ""))
         out = []
-        for run_id, key, ref, outcome, at, commit, subject in reversed(rows):
-            findings = [FindingRecord(rule, sig, path or "", message or "", line, severity, bool(blocking))
-                        for rule, sig, path, message, line, severity, blocking in self._all(
-                            "SELECT rule, signature, path, message, line, severity, blocking FROM findings "
-                            "WHERE run_id=? ORDER BY id", (run_id,))]
-            out.append(Attempt(key, ref, outcome, float(at), commit, subject, findings))
+        for run_id, key, ref, outcome, at, commit, subject, paths, digest in reversed(rows):
+            kept, total = _paths_read(paths)
+            out.append((Attempt(key, ref, outcome, float(at), commit, subject, by_run.get(run_id, []), kept, total),
+                        digest))
         return out
 
     def run_count(self, project: str | None = None) -> int:
@@ -341,8 +410,8 @@ class SQLStore(ABC):
 
     # --- export / import --------------------------------------------------------------------------------
     _RUN_COLS = ("run_key", "project", "change_id", "change_ref", "content_digest", "commit_sha", "subject",
-                 "base_sha", "outcome", "created_at", "last_seen", "reruns")
-    _FINDING_COLS = ("sig_id", "signature", "rule", "path", "message", "line", "severity", "blocking")
+                 "base_sha", "outcome", "created_at", "last_seen", "reruns", "paths")
+    _FINDING_COLS = ("sig_id", "signature", "rule", "path", "message", "line", "severity", "blocking", "code")
     _RES_COLS = ("project", "sig_id", "change_id", "change_ref", "run_key", "commit_sha", "subject", "base_sha",
                  "resolved_at")
 
@@ -374,6 +443,9 @@ class SQLStore(ABC):
         can be repeated or resumed. Returns what was added."""
         added = {"runs": 0, "findings": 0, "resolutions": 0, "cards": 0, "learn_seen": 0, "learn_runs": 0}
         batch: list[dict] = []
+        # An export of version 1 holds signatures of the old shape (rule|message|line): they are re-keyed as the
+        # schema 5 migration re-keys a store, and its resolutions follow their findings' new ids.
+        rekey: dict[str, str] | None = None
 
         def flush() -> None:
             with self._tx():
@@ -381,17 +453,22 @@ class SQLStore(ABC):
                     kind = rec.get("type")
                     if kind == "run":
                         run_id = self._insert_run(
-                            f"INSERT INTO runs({', '.join(self._RUN_COLS)}) VALUES ({','.join('?' * 12)})",
+                            f"INSERT INTO runs({', '.join(self._RUN_COLS)}) "
+                            f"VALUES ({','.join('?' * len(self._RUN_COLS))})",
                             tuple(rec.get(c) for c in self._RUN_COLS))
                         if run_id is None:
                             continue
                         for f in rec.get("findings", []):
+                            if rekey is not None:
+                                f = _rekeyed_finding(f, rekey)
                             self._exec(f"INSERT INTO findings(run_id, {', '.join(self._FINDING_COLS)}) "
-                                       f"VALUES (?,{','.join('?' * 8)})",
+                                       f"VALUES (?,{','.join('?' * len(self._FINDING_COLS))})",
                                        (run_id, *(f.get(c) for c in self._FINDING_COLS)))
                             added["findings"] += 1
                         added["runs"] += 1
                     elif kind == "resolution":
+                        if rekey is not None:
+                            rec = {**rec, "sig_id": rekey.get(rec.get("sig_id"), rec.get("sig_id"))}
                         added["resolutions"] += self._exec(
                             f"INSERT INTO resolutions({', '.join(self._RES_COLS)}) VALUES ({','.join('?' * 9)}) "
                             "ON CONFLICT DO NOTHING", tuple(rec.get(c) for c in self._RES_COLS))
@@ -410,7 +487,11 @@ class SQLStore(ABC):
                 if rec.get("format") != EXPORT_FORMAT or int(rec.get("version", 0)) > EXPORT_VERSION:
                     raise StoreError(f"not a Sentinel memory export this version can read: {rec.get('format')!r} "
                                      f"version {rec.get('version')!r}")
+                rekey = {} if int(rec.get("version", 0)) < 2 else None
                 continue
+            if rekey is not None and rec.get("type") == "run":
+                for f in rec.get("findings") or []:  # ids are known before the resolutions that follow need them
+                    _rekeyed_finding(f, rekey)
             batch.append(rec)
             if len(batch) >= 500:
                 flush()
@@ -483,7 +564,7 @@ class SQLStore(ABC):
 
     def card_version(self, project: str, since: int | None = None) -> tuple[str, int, int]:
         """(store id, the project's card version, cards changed after `since`) in one round trip: what a clone's
-        cache of the learned cards asks on every run (sentinel.memory.store.cardcache). The store id tells one
+        cache of the learned cards asks on every run (sentinel.memory.learn.cache). The store id tells one
         database from another (a cache made from another store, or from this one before it was re-created, is
         rebuilt whole); 0 is "no card ever written"."""
         row = self._one(

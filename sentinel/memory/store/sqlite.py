@@ -45,9 +45,10 @@ def is_busy(exc: BaseException) -> bool:
 class SQLiteStore(SQLStore):
     dialect = "sqlite"
 
-    def __init__(self, path: str, timeout: float = 10.0):
+    def __init__(self, path: str, timeout: float = 10.0, quick: bool = False):
         self.path = path
         self.timeout = timeout
+        self.quick = quick
         self.recovered: str | None = None  # where a corrupted file was moved, when that happened
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         try:

@@ -53,9 +53,19 @@ class _Answer:
         self.ready.set()
 
 
+def install() -> None:
+    """Have the learned index checked against the store whenever it is read with the project's config
+    (sentinel.memory.cards.index.learned_index(root, config): search_memory, the gate's recall). The cards
+    layer does not know where cards are stored; this layer tells it."""
+    from sentinel.memory.cards import index
+
+    index.set_refresher(ensure_fresh)
+
+
 def expect_check(root: str | None) -> None:
     """The gate's store phase will ask the store for the card version on the connection it opens anyway (see
     answer_check): the recall of the same run waits for that answer instead of connecting again."""
+    install()
     if root:
         _EXPECTED[root] = _Answer()
 
@@ -258,7 +268,7 @@ def ensure_fresh(root: str | None, config, *, wait: float | None = None) -> str 
         return None
     _CHECKED[root] = now
     if wait is None:
-        from sentinel.memory.hypotheses.gate_hook import hook_wait
+        from sentinel.memory.store import hook_wait
 
         wait = hook_wait()
     try:
@@ -314,7 +324,7 @@ def _behind(root: str, config, wait: float, answered: tuple[str, int, int] | Non
         else:
             from sentinel.memory.store.sqlite import SQLiteStore
 
-            db = SQLiteStore(where, timeout=wait)
+            db = SQLiteStore(where, timeout=wait, quick=True)
         try:
             return db.card_version(project, state.get("version") if state else 0)
         finally:
