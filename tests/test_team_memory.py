@@ -7,7 +7,8 @@ console script:
 - a database that is down for the first runs loses none of them: they wait in each clone's outbox and are sent
   by the next run that reaches it, with the pattern counts of runs that never waited;
 - eight runners gating at once on a saturated machine lose no run once their outboxes are sent;
-- repositories without a remote are told apart by their history, not their directory name.
+- repositories without a remote are told apart by their history, not their directory name (before their first
+  commit, by a name of their own that the first commit's history takes over).
 
 The learned card is written through the learned-card store interface `sentinel memory learn` uses."""
 
@@ -126,7 +127,11 @@ def test_three_clones_one_project_one_memory(tmp_path, pg_server):
     # Alice and Bob, on their branches: a bare except swallowing a failure, with other names
     _git(alice, "checkout", "-q", "-b", "alice/settings")
     _stage(alice, "app/settings.py", BARE.format(name="load_settings", call="read"))
+    started = time.monotonic()
     assert _sentinel(alice, "check", env=env).returncode == 1
+    # a store that answers is not waited for up to the bound: the recall takes the card version the store phase
+    # asked on its own connection (it waited the whole 60 s when it looked before the store phase had answered)
+    assert time.monotonic() - started < 30
     _git(bob, "checkout", "-q", "-b", "bob/cache")
     _stage(bob, "app/cache.py", BARE.format(name="warm_cache", call="fetch_all"))
     assert _sentinel(bob, "check", env=env).returncode == 1
@@ -326,6 +331,32 @@ def test_repositories_without_a_remote_are_told_apart_by_their_history(tmp_path,
     assert _patterns(copy, env)["project"] == mine["project"]
     named = _patterns(ours.path, {**env, "SENTINEL_PROJECT": "acme/app"})
     assert named["project"] == "acme/app" and named["patterns"] == []
+
+
+def test_a_repository_gated_before_its_first_commit_keeps_those_runs(tmp_path, pg_server):
+    """`git init`, a failing first change, its first commit: the runs before the commit (no history, no remote
+    to be named by) are the project's, in the team database and in the clone's own SQLite store alike; and two
+    such repositories with one directory name share nothing even before either has a commit."""
+    url = new_database(pg_server)
+    for env in ({"SENTINEL_DATABASE_URL": url, "SENTINEL_MEMORY_WAIT": "60"}, {"SENTINEL_MEMORY_WAIT": "60"}):
+        kind = "team" if env.get("SENTINEL_DATABASE_URL") else "sqlite"
+        ours, theirs = GitRepo(tmp_path / kind / "a" / "app"), GitRepo(tmp_path / kind / "b" / "app")
+        for repo in (ours, theirs):  # both unborn: no commit, no remote
+            _stage(repo.path, "first.py", BARE.format(name="first", call="g"))
+            assert _sentinel(repo.path, "check", env=env).returncode == 1
+        unborn = [_patterns(r.path, env)["project"] for r in (ours, theirs)]
+        assert all(p.startswith("git-new:") for p in unborn) and unborn[0] != unborn[1], unborn
+        ours.commit("start")
+        _stage(ours.path, "second.py", BARE.format(name="second", call="h"))
+        assert _sentinel(ours.path, "check", env=env).returncode == 1
+        pats = _patterns(ours.path, env)
+        root = ours.git("rev-list", "--max-parents=0", "HEAD").strip()
+        assert pats["project"] == f"git-root:{root}"
+        # the first change's run moved to the history's name: two changes, one recurring pattern
+        assert _counts(pats) == {"SEN301": (2, 2, False)}, pats
+        assert sorted(e["file"] for p in pats["patterns"] for e in p["examples"]) == ["first.py", "second.py"]
+        assert _counts(_patterns(theirs.path, env)) == {"SEN301": (1, 1, False)}  # the other repository's own
+    assert psql(url, "SELECT COUNT(*) FROM runs WHERE project LIKE 'git-new:%'").strip() == "1"  # theirs only
 
 
 def test_a_store_that_named_the_project_after_its_directory_is_migrated(tmp_path):

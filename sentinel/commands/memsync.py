@@ -63,7 +63,10 @@ def send_queued(cfg, git_dir: str, wait: float) -> dict:
         out.update(error=str(exc), left=outbox.pending(git_dir)["by_store"].get(key, 0))
         return out
     try:
-        out.update(outbox.flush(store, git_dir, key).to_json(), store=store.describe())
+        from sentinel.memory.store.project import project_identity, root_of
+
+        project = project_identity(cfg.memory, root_of(git_dir), git_dir)
+        out.update(outbox.flush(store, git_dir, key, project=project).to_json(), store=store.describe())
     finally:
         store.close()
     out["left"] = outbox.pending(git_dir)["by_store"].get(key, 0)

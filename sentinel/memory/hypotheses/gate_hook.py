@@ -128,10 +128,10 @@ def change_identity(change, project: str) -> dict:
     return ident
 
 
-def _project(config, root: str | None, git_dir: str | None) -> str:
+def _project(config, root: str | None, git_dir: str | None, remember: bool = True) -> str:
     from sentinel.memory.store.project import project_identity
 
-    return project_identity(config.memory, root, git_dir)
+    return project_identity(config.memory, root, git_dir, remember=remember)
 
 
 def _quiet_path(config, git_dir: str | None) -> str | None:
@@ -358,15 +358,17 @@ def brief_for_change(change, config, *, with_cards: bool = True):
         store.close()
 
 
-def current_change(root: str | None, config, change_ref: str | None = None) -> tuple[str, str, str]:
+def current_change(root: str | None, config, change_ref: str | None = None, *, remember: bool = True
+                   ) -> tuple[str, str, str]:
     """(project, change_id, change_ref) of the work in progress, as the commit hook records it — for readers
     such as `memory brief` and the MCP server. `change_ref`: another change (a PR "pr-12", a branch other than
-    the current one); the current branch name means the work in progress on it."""
+    the current one); the current branch name means the work in progress on it. `remember=False`: write
+    nothing, not even the git dir's note of the root commit (the MCP server)."""
     try:
         git_dir = gitio.git_dir(root) if root else None
     except SentinelError:
         git_dir = None
-    project = _project(config, root, git_dir)
+    project = _project(config, root, git_dir, remember)
     pinned = os.environ.get("SENTINEL_CHANGE_REF")
     branch = _branch(root) if root else None
     if change_ref and change_ref != branch:

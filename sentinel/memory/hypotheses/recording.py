@@ -52,15 +52,18 @@ class StorePhase:
 
     # --- the worker --------------------------------------------------------------------------------------
     def _work(self):
-        ident = self.identify()
-        built = run_record(ident, self.verdict)
-        with self._lock:
-            self._run = built
-        store, notes = open_store_for_hook(self.config, self.git_dir, self.root, self.project)
-        if self._cards_in_store:
-            from sentinel.memory.learn.cache import answer_check
+        store = None
+        try:
+            ident = self.identify()
+            built = run_record(ident, self.verdict)
+            with self._lock:
+                self._run = built
+            store, notes = open_store_for_hook(self.config, self.git_dir, self.root, self.project)
+        finally:
+            if self._cards_in_store:  # the recall waits for this answer: it gets one, whatever happened
+                from sentinel.memory.learn.cache import answer_check
 
-            answer_check(self.root, store, self.project)
+                answer_check(self.root, store, self.project)
         if store is None:
             return None, notes, False
         try:
@@ -91,7 +94,7 @@ class StorePhase:
         if not self.git_dir or not outbox.has_entries(self.git_dir):
             return None, 0
         result = outbox.flush(store, self.git_dir, store_key(self.config, self.git_dir),
-                              deadline=self._deadline - RECORD_RESERVE)
+                              deadline=self._deadline - RECORD_RESERVE, project=self.project)
         note = None
         if result.sent or result.known:
             note = f"memory: sent {result.sent + result.known} run(s) queued earlier"

@@ -81,7 +81,7 @@ def answer_check(root: str | None, db, project: str) -> None:
         if db is not None:
             state = read_state(_cache_dir(root)) or {}
             value = db.card_version(project, state.get("version"))
-    except Exception:  # the recall then asks on its own, or serves the cache as it is
+    except Exception:  # the recall then serves the cache as it is
         value = None
     answer.give(value)
 
@@ -272,9 +272,14 @@ def ensure_fresh(root: str | None, config, *, wait: float | None = None) -> str 
 
         wait = hook_wait()
     try:
-        answer = _EXPECTED.pop(root, None)
-        answered = answer.value if answer is not None and answer.ready.wait(wait) else None
-        behind = _behind(root, config, wait, answered)
+        # (taken from the table only once answered: the store phase gives its answer to what it finds there)
+        answer = _EXPECTED.get(root)
+        if answer is not None:
+            ready = answer.ready.wait(wait)
+            _EXPECTED.pop(root, None)
+            if not ready or answer.value is None:  # the store phase could not ask: no second connection
+                return "learned cards: the cache was not checked against the store (it did not answer in time)"
+        behind = _behind(root, config, wait, answer.value if answer is not None else None)
     except Exception as exc:  # the store away, of another schema, a driver missing: the cache serves as it is
         from sentinel.redact import redact
 
@@ -291,6 +296,41 @@ def ensure_fresh(root: str | None, config, *, wait: float | None = None) -> str 
         return (f"learned cards: {behind} change(s) of the store are being cached by `sentinel memory sync` "
                 "(this run searched the cards cached before)")
     return None
+
+
+_STALE: dict[str, tuple[float, str | None]] = {}  # root -> (when checked, the note) for stale_note
+
+
+def stale_note(root: str | None, config, *, wait: float | None = None) -> str | None:
+    """For readers that promise to write nothing (the MCP server): one version check against the team database
+    (at most once per process every RECHECK_SECONDS), and a note when this clone's cache is behind it — the
+    cache is left as it is. (A SQLite store's cards are learned in this clone, and its cache refreshed then.)"""
+    if not root or config is None:
+        return None
+    from sentinel import gitio
+    from sentinel.memory.store.location import store_target
+
+    now = time.monotonic()
+    seen = _STALE.get(root)
+    if seen is not None and now - seen[0] < RECHECK_SECONDS:
+        return seen[1]
+    note = None
+    try:
+        if store_target(config.memory, gitio.git_dir(root))[0] == "postgres":
+            if wait is None:
+                from sentinel.memory.store import hook_wait
+
+                wait = hook_wait()
+            behind = _behind(root, config, wait)
+            if behind:
+                note = (f"learned cards: this clone's cache is {behind} card change(s) behind the team database "
+                        "(run `sentinel memory sync`)")
+    except Exception as exc:  # the store away, a driver missing: the cache serves as it is
+        from sentinel.redact import redact
+
+        note = redact(f"learned cards: the cache was not checked against the store ({type(exc).__name__}: {exc})")
+    _STALE[root] = (now, note)
+    return note
 
 
 def _behind(root: str, config, wait: float, answered: tuple[str, int, int] | None = None) -> int:
@@ -313,7 +353,7 @@ def _behind(root: str, config, wait: float, answered: tuple[str, int, int] | Non
         where = learned_store_path(config.memory, git_dir, separate_only=True) or where
         if not os.path.exists(where):
             return 0
-    project = project_identity(config.memory, root, git_dir)
+    project = project_identity(config.memory, root, git_dir, remember=False)  # (readers: the MCP server too)
     index_dir = learned_index_dir(root)
 
     def check():

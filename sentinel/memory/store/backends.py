@@ -26,6 +26,8 @@ def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readon
             store.close()
             raise StoreError(f"the team database {store.describe()} is not at schema {SCHEMA_VERSION} "
                              "(run `sentinel memory migrate`)")
+        if not readonly:
+            _adopt_unborn(store, config_memory, git_dir)
         return store
     from sentinel.memory.store.sqlite import SQLiteStore
 
@@ -39,7 +41,19 @@ def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readon
             adopt_earlier_names(store, config_memory, git_dir)
         except StoreError:  # (busy: the next opening after a migration does not adopt; the names stay)
             pass
+    _adopt_unborn(store, config_memory, git_dir)
     return store
+
+
+def _adopt_unborn(store, config_memory, git_dir: str | None) -> None:
+    """A clone's first commit (or remote) gives it its identity: what it recorded before moves there."""
+    from sentinel.memory.store.project import adopt_unborn, pending_unborn
+
+    if pending_unborn(git_dir):
+        try:
+            adopt_unborn(store, config_memory, git_dir)
+        except StoreError:  # busy: the next opening moves them
+            pass
 
 
 def open_learned_store(config_memory, git_dir: str | None, *, wait: float = 10.0, migrate_legacy: bool = True):

@@ -188,12 +188,17 @@ def pending(git_dir: str | None) -> dict:
     return {"runs": sum(by_target.values()), "by_store": by_target, "oldest": oldest, "damaged": damaged}
 
 
-def flush(store, git_dir: str | None, target: str, deadline: float | None = None) -> FlushResult:
+def flush(store, git_dir: str | None, target: str, deadline: float | None = None, project: str | None = None
+          ) -> FlushResult:
     """Send the queued runs of `target` into `store`, oldest first, each in its own transaction and removed once
-    written; stops at `deadline` (time.monotonic()) or at the first failure of the store, keeping the rest."""
+    written; stops at `deadline` (time.monotonic()) or at the first failure of the store, keeping the rest.
+    `project`: the clone's identity now — a run queued before its first commit, under the unborn name whose
+    records have moved since (sentinel.memory.store.project.adopt_unborn), is sent under it."""
     from sentinel.errors import SentinelError
+    from sentinel.memory.store.project import adopted_unborn
 
     result = FlushResult()
+    unborn = adopted_unborn(git_dir) if project else None
     paths = entries(git_dir, target)
     for i, path in enumerate(paths):
         if deadline is not None and time.monotonic() >= deadline:
@@ -209,6 +214,8 @@ def flush(store, git_dir: str | None, target: str, deadline: float | None = None
             continue
         try:
             run = _run_of(entry["run"])
+            if unborn and run.project == unborn:
+                run.project = project
             pending_name = tuple(entry["name_pending"]) if entry.get("name_pending") else None
         except (KeyError, TypeError, ValueError):
             _set_aside(path)
