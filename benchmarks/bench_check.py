@@ -20,8 +20,11 @@ editable install adds an import finder to every interpreter start). Each run's C
 resident memory (the largest process of the run) come from the kernel's accounting (wait4).
 Prints medians, the p95 run (nearest rank), median CPU, ratios to the floor and the peer, peak RSS per
 added line, and the machine's load average around each target (the machine is shared: read the ratios).
-A p95 commit that passes is measured a second time failing (its info findings at fail-level info), so
-that the failing hook with recall — the slow path — is measured on the same change.
+Each p95 commit is also measured *failing at the default fail level*, so that the failing hook with recall — the
+slow path — is measured on a change of that size (`failing_target`): the fixture commit nearest the p95 commit in
+added lines whose staged change fails and recalls; when none does (the case for the three projects of the corpus:
+none of their 150 fixture commits fails, staged, as a CI range or at commit-msg), the p95 commit plus one added
+module with a bare `except:` that swallows a failure — an error in every configuration.
 
     python benchmarks/bench_check.py [--runs 11] [--whole-tree-runs 3] [--shared ../shared] [--json out.json]
                                      [--against REV]   # e.g. the last release: its medians, interleaved
@@ -227,21 +230,58 @@ def measure(label: str, cwd: str, sentinel: list[str], python: str, files: list[
     return row
 
 
-def failing_variant(where: Path, python: str, sentinel: list[str]) -> Path | None:
-    """A copy of a staged repository whose gate fails on its info findings, if it has any; checked to
-    fail and to recall similar past fixes."""
-    copy = where.with_name(where.name + "-failing")
-    shutil.copytree(where, copy, symlinks=True)
-    (copy / ".sentinel.toml").write_text('fail-level = "info"\n', encoding="utf-8")
-    probe = subprocess.run([*sentinel, "--format", "json"], cwd=copy, capture_output=True, text=True, env=ENV)
+# The one mistake added to the p95 change when no fixture commit fails (6 lines): a bare `except:` that swallows
+# a failure, an error at the default fail level in every configuration and file role of product code.
+MISTAKE = ("def load_settings(path):\n    try:\n        with open(path) as fh:\n            return fh.read()\n"
+           "    except:\n        return ''\n")
+MISTAKE_PATH = "bench_mistake.py"
+
+
+def fails_with_recall(where: Path, sentinel: list[str]) -> bool:
+    """Does the staged change fail at the default fail level (exit 1, no config) and recall similar fixes?"""
+    probe = subprocess.run([*sentinel, "--format", "json"], cwd=where, capture_output=True, text=True, env=ENV)
     try:
         report = json.loads(probe.stdout)
     except ValueError:
-        report = {}
-    if probe.returncode != 1 or not report.get("recall"):
-        print(f"note: {where.name} does not fail with recall at fail-level info (exit {probe.returncode})")
-        return None
-    return copy
+        return False
+    return probe.returncode == 1 and bool(report.get("recall"))
+
+
+def added_lines(fixture: dict) -> int:
+    """Lines the commit adds to .py files (difflib counts within 1% of the timing targets' git counts)."""
+    import difflib
+
+    n = 0
+    for f in fixture["files"]:
+        if not f["path"].endswith(".py") or f.get("after") is None:
+            continue
+        before, after = (f.get("before") or "").splitlines(), f["after"].splitlines()
+        for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+            n += j2 - j1 if tag in ("replace", "insert") else 0
+    return n
+
+
+def failing_target(fixtures: list[dict], p95: dict, p95_added: int, tmp: Path,
+                   sentinel: list[str]) -> tuple[Path, list[str], int, str]:
+    """(staged repository, .py files, added lines, label) of the failing figure, by the rule of the module
+    docstring: the fixture commit nearest the p95 commit in added lines (ties: the smaller) that fails at the
+    default fail level with recall, else the p95 commit plus MISTAKE."""
+    for fx in sorted(fixtures, key=lambda f: (abs(added_lines(f) - p95_added), added_lines(f))):
+        where = tmp / f"probe-{fx['sha'][:12]}"
+        files = build_repo(fx, where)
+        if fails_with_recall(where, sentinel):
+            n = added_lines(fx)
+            return where, files, n, f"{fx['sha'][:10]} ({n} added lines; the nearest fixture that fails)"
+        shutil.rmtree(where, ignore_errors=True)  # sentinel: ignore[SEN103] the probe this loop built in tmp
+    where = tmp / f"failing-{p95['sha'][:12]}"
+    files = build_repo(p95, where)
+    (where / MISTAKE_PATH).write_text(MISTAKE, encoding="utf-8")
+    git(where, "add", MISTAKE_PATH)
+    if not fails_with_recall(where, sentinel):
+        raise SystemExit(f"the failing variant of {p95['sha'][:10]} does not fail with recall")
+    n = p95_added + MISTAKE.count("\n")
+    return where, [*files, MISTAKE_PATH], n, (f"p95 + a bare except ({n} added lines; no fixture fails at the "
+                                               "default level)")
 
 
 def main() -> int:
@@ -274,28 +314,23 @@ def main() -> int:
             AGAINST = (args.against, [other, *entry])
         if args.only != "whole-tree":
             for repo_name, t in targets.items():
-                fixtures = {}
                 with open(corpus / f"{repo_name}.fixtures.jsonl", encoding="utf-8") as fh:
-                    for line in fh:
-                        rec = json.loads(line)
-                        if rec["sha"] in (t["p50"], t["p95"]):
-                            fixtures[rec["sha"]] = rec
+                    every = [json.loads(line) for line in fh]
+                fixtures = {rec["sha"]: rec for rec in every if rec["sha"] in (t["p50"], t["p95"])}
                 for label in ("p50", "p95"):
                     where = tmp / f"{repo_name}-{label}"
                     files = build_repo(fixtures[t[label]], where)
                     rows.append(measure(f"{repo_name} {label} ({t[label + '_added']} added lines)", str(where),
                                         sentinel, python, files, args.runs, t[label + "_added"],
                                         {"git diff --cached": ["git", "diff", "--cached"]}))
-                    if label == "p95" and rows[-1]["sentinel"]["exit"] == [0]:
-                        # The issue's target is a change that *fails* and recalls. When a commit passes,
-                        # the same staged change is gated again at fail-level info (set in an untracked
-                        # .sentinel.toml, so the hook's command line stays a bare `sentinel check`).
-                        failing = failing_variant(where, python, sentinel)
-                        if failing:
-                            rows.append(measure(f"{repo_name} {label} ({t[label + '_added']} added lines; "
-                                                f"fails at fail-level info, recall runs)", str(failing), sentinel,
-                                                python, files, args.runs, t[label + "_added"],
-                                                {"git diff --cached": ["git", "diff", "--cached"]}))
+                    if label == "p95":
+                        # The target is a change that *fails* at the default fail level and recalls: a bare
+                        # `sentinel check`, no configuration (failing_target says which change, and why).
+                        failing, failing_files, n, what = failing_target(every, fixtures[t["p95"]],
+                                                                         t["p95_added"], tmp, sentinel)
+                        rows.append(measure(f"{repo_name} failing: {what}; recall runs", str(failing), sentinel,
+                                            python, failing_files, args.runs, n,
+                                            {"git diff --cached": ["git", "diff", "--cached"]}))
         if args.only != "commits":
             for name in ("flask", "sqlalchemy"):
                 diff = corpus / "whole-tree" / f"{name}.diff"

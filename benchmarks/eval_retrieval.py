@@ -270,7 +270,7 @@ def run_history(name: str, repo: Path, work: Path, *, sentinel: str, n_fixes: in
                                      "relevant": x} for h, x in zip(shown["results"], rel["shown"])]})
         if judgements is not None:
             seen = set()
-            project = _search(sentinel, clone, q.description, 10, min_score=0, index=project_index) \
+            project = _search(sentinel, clone, q.description, 30, min_score=0, index=project_index) \
                 if project_index.is_dir() else {"results": []}
             for origin, res in (("merged", ranked), ("project", project)):
                 for h in res["results"]:

@@ -110,7 +110,10 @@ class MemoryConfig(Record, forbid_extra=True):
     # The project's identity in the store (default: the normalised URL of the clone's remote)
     project: str | None = None
     recall_k: int = 3
+    # Shown from this calibrated score: other projects' fixes (bundled, imported) / the project's own learned cards.
+    # Chosen on the tuned histories (benchmarks/calibrate_scores.py): the project's own fix earns its slot sooner.
     min_score: float = 0.35
+    project_min_score: float = 0.25
     embedding_weight: float = 0.5
     lexical_weight: float = 0.5
     retention_days: int = 365
@@ -422,6 +425,7 @@ _RANGES = (
     ("memory.max-runs", lambda c: c.memory.max_runs >= 1, "at least 1"),
     ("memory.recall-k", lambda c: c.memory.recall_k >= 0, "0 or more"),
     ("memory.min-score", lambda c: 0 <= c.memory.min_score <= 1, "a number in [0, 1]"),
+    ("memory.project-min-score", lambda c: 0 <= c.memory.project_min_score <= 1, "a number in [0, 1]"),
     ("drift.threshold", lambda c: 0 <= c.drift.threshold <= 1, "a number in [0, 1]"),
     ("drift.digest-weight", lambda c: 0 <= c.drift.digest_weight <= 1, "a number in [0, 1]"),
     ("llm.timeout", lambda c: c.llm.timeout > 0, "a positive number of seconds"),

@@ -7,6 +7,7 @@ A check that raises is an *error* of the run (exit 2, check named), never a pass
 from __future__ import annotations
 
 import time
+from collections.abc import Callable  # (loaded at start anyway: typing's TYPE_CHECKING would cost the hook ~3 ms)
 
 from sentinel import roles as roles_mod
 from sentinel.checks import ANALYSIS_ORDER, CHECK_MODULES, OPTIONAL_CHECKS, load_check
@@ -33,6 +34,8 @@ class RunOptions(Record):
     use_baseline: bool = True
     extra: dict = factory(dict)  # passed to change-level checks (junit paths...)
     jobs: int | None = None  # processes for per-file analysis; None: by change size and cores
+    # Told how many files the per-file analysis has done, (done, total), as it goes (sentinel.progress).
+    progress: Callable[[int, int], None] | None = None
 
 
 def _decode(fc, data: bytes | None) -> tuple[str | None, str | None]:
@@ -228,12 +231,13 @@ def _file_phases(names: list[str], contexts: list[FileContext], opts: RunOptions
         return unloadable, []
     jobs = parallel.plan_jobs(opts.jobs, contexts)
     if jobs > 1:
-        phases, parse_errors = parallel.analyse_parallel(modules, contexts, jobs)
+        phases, parse_errors = parallel.analyse_parallel(modules, contexts, jobs, opts.progress)
     else:
         # A large change analysed in this one process (--jobs 1, no fork) drops each file's AST once
         # the file is done, as the workers do: kept, they would add up to ~1 KB per changed line.
         big = sum(parallel._weight(ctx) for ctx in contexts) >= parallel.MIN_LINES
-        phases, parse_errors = parallel.analyse(modules, contexts, portable=big)
+        done = parallel.counter(len(contexts), opts.progress)
+        phases, parse_errors = parallel.analyse(modules, contexts, portable=big, on_file=done)
     return {**phases, **unloadable}, parse_errors
 
 
@@ -314,7 +318,7 @@ def _postprocess(findings: list[Finding], by_path: dict[str, FileContext], confi
         f.role = role
         override = config.severity.get(f.rule)
         if rule is not None:
-            severity = rule.severity_in(role, f.severity, override)
+            severity = rule.severity_in(role, f.severity, override, existing=ctx is not None and ctx.change.existing)
         else:
             severity = None if override == "off" else (Severity(override) if override else f.severity)
         if severity is None:

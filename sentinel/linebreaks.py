@@ -123,4 +123,5 @@ def logical_change(change: FileChange, git_text: str, language: str) -> FileChan
     return FileChange(path=change.path, old_path=change.old_path, status=change.status, language=change.language,
                       hunks=hunks, added=renumber(change.added), removed=list(change.removed),
                       context=renumber(change.context), is_binary=change.is_binary,
-                      crlf_lines={lmap.pieces(n)[-1] for n in change.crlf_lines}, unreadable=change.unreadable)
+                      crlf_lines={lmap.pieces(n)[-1] for n in change.crlf_lines}, unreadable=change.unreadable,
+                      role=change.role, existing=change.existing)

@@ -79,6 +79,9 @@ class FileChange(Record):
     # What the file is for (sentinel.roles): product, test, fixture, docs, example, stub, generated, vendored,
     # ci. Decided once by the engine, before any check runs.
     role: str = "product"
+    # The file as it is, not a change to it (`--all-files`, or a file named on the command line that the change
+    # does not touch): every line counts as added, but none was written by a change (Rule.existing).
+    existing: bool = False
 
     def in_hunks(self, line: int) -> bool:
         return any(h.target_start <= line < h.target_start + max(h.target_length, 1) for h in self.hunks)
@@ -138,12 +141,23 @@ class NotChecked(Record):
 
 
 class SimilarFix(Record):
-    """A governed experience card that resembles a failure (from the memory layer)."""
+    """A governed experience card that resembles a failure (from the memory layer).
+
+    source: "project" (learned from or imported into this project: its own past fix), "bundled" (another
+    project's fix shipped with Sentinel) or "guidance" (the rule's general story, not a past fix of this code:
+    at most one per group, shown only when no relevant past fix fills its slot). why: what ties the card to
+    this failure ("fixed this function, Client.send", "fixed this file", "same mechanism: ...")."""
 
     card_id: str
     score: float
     summary: str
     fix_strategy: str
+    source: str = "bundled"
+    why: str = ""
+    commit: str | None = None  # the fixing commit, when the card comes from one
+    date: str | None = None  # when that fix was committed (ISO 8601 date)
+    url: str | None = None  # the issue or pull request it closed
+    repository: str | None = None
 
 
 class RecurringPattern(Record):

@@ -102,11 +102,24 @@ def shards(contexts: list, jobs: int, min_lines: int = 0) -> list[list]:
     return out
 
 
-def analyse(modules: dict, contexts: list,
-            portable: bool = False) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
+def counter(total: int, progress=None):
+    """A callable that counts finished files and tells `progress(done, total)`; None without a `progress`."""
+    if progress is None:
+        return None
+    done = [0]
+
+    def file_done() -> None:
+        done[0] += 1
+        progress(done[0], total)
+    return file_done
+
+
+def analyse(modules: dict, contexts: list, portable: bool = False,
+            on_file=None) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
     """Run every module's check_file over the files, in file order. A check stops at its first
     exception (the error names the file), exactly as a serial run does. `portable`: the results
-    go to another process, so each file's parsed views are dropped as soon as it is done."""
+    go to another process, so each file's parsed views are dropped as soon as it is done. `on_file`
+    is called after each file (progress)."""
     phases = {name: FilePhase() for name in modules}
     parse_errors: list[tuple[str, str]] = []
     for ctx in contexts:
@@ -127,6 +140,8 @@ def analyse(modules: dict, contexts: list,
             if sum(len(phase.findings) for phase in phases.values()) > found:
                 ctx.keep_comment_lines()  # what the inline suppressions of these findings read
             ctx.drop_views()
+        if on_file is not None:
+            on_file()
     return phases, parse_errors
 
 
@@ -178,12 +193,13 @@ def _parent_death_signal() -> bool:
         return False
 
 
-def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = True) -> list:
+def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = True, tick=None) -> list:
     """[fn(part) for part in parts] on forked workers, results in order. fn and the parts are
     inherited by the fork; only results are pickled back. With `local_first` this process computes
     the first part while `workers` (default: one per other part) take the rest, as they free up.
     An exception raised by fn in a worker is raised here; a part whose worker died is redone here.
-    However this call ends — an exception, Ctrl-C, SIGTERM — no worker outlives it."""
+    However this call ends — an exception, Ctrl-C, SIGTERM — no worker outlives it. `tick`, when
+    given, is called about ten times a second while this process waits for the workers (progress)."""
     global _JOB
     remote = list(range(1 if local_first else 0, len(parts)))
     if not remote:
@@ -202,6 +218,8 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
                 futures = {i: pool.submit(_run_part, i) for i in remote}
             results = [fn(parts[0])] if local_first else []
             for i in remote:
+                if tick is not None:
+                    _wait_ticking(futures[i], tick)
                 try:
                     results.append(futures[i].result())
                 except (BrokenProcessPool, EOFError):
@@ -213,6 +231,14 @@ def map_forked(fn, parts: list, workers: int | None = None, local_first: bool = 
     finally:
         _JOB = None
     return results
+
+
+def _wait_ticking(future, tick) -> None:
+    from concurrent.futures import wait
+
+    while not future.done():
+        wait([future], timeout=0.1)
+        tick()
 
 
 def _stop(pool) -> None:
@@ -300,18 +326,32 @@ def _raise_exit(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def _analyse_part(modules: dict, part: list):
-    """`analyse` of a shard in a worker, and the comment lines it kept (by position in the shard)."""
-    phases, errors = analyse(modules, part, portable=True)
+def _analyse_part(modules: dict, part: list, shared_count=None):
+    """`analyse` of a shard in a worker, and the comment lines it kept (by position in the shard).
+    `shared_count`: a counter in memory shared with the parent, one more for each file done (progress)."""
+    on_file = None
+    if shared_count is not None:
+        def on_file() -> None:
+            with shared_count.get_lock():
+                shared_count.value += 1
+    phases, errors = analyse(modules, part, portable=True, on_file=on_file)
     return phases, errors, [(i, ctx._comment_lines) for i, ctx in enumerate(part) if ctx._comment_lines is not None]
 
 
-def analyse_parallel(modules: dict, contexts: list, jobs: int) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
-    """`analyse` over `jobs` processes, merged in file order."""
+def analyse_parallel(modules: dict, contexts: list, jobs: int,
+                     progress=None) -> tuple[dict[str, FilePhase], list[tuple[str, str]]]:
+    """`analyse` over `jobs` processes, merged in file order; `progress(done, total)` hears of the files done."""
     # Shards taken as processes free up, smaller and smaller (see shards): one process finishing
     # early would idle a core.
     parts = shards(contexts, jobs, MIN_SHARD_LINES)
-    results = map_forked(lambda part: _analyse_part(modules, part), parts, workers=jobs, local_first=False)
+    shared = tick = None
+    if progress is not None:
+        import multiprocessing
+
+        shared = multiprocessing.get_context("fork").Value("q", 0)  # inherited by the forked workers
+        tick = lambda: progress(shared.value, len(contexts))  # noqa: E731
+    results = map_forked(lambda part: _analyse_part(modules, part, shared), parts, workers=jobs, local_first=False,
+                         tick=tick)
     merged = {name: FilePhase() for name in modules}
     parse_errors: list[tuple[str, str]] = []
     for part, (phases, errors, comment_lines) in zip(parts, results):

@@ -60,7 +60,8 @@ DEFAULT_PATTERNS: dict[str, tuple[str, ...]] = {
     CI: (".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".gitlab/ci/", ".circleci/",
          "azure-pipelines.yml", ".azure-pipelines/", ".travis.yml", "Jenkinsfile", ".buildkite/", ".drone.yml",
          "appveyor.yml", ".appveyor.yml", "bitbucket-pipelines.yml", "cloudbuild.yaml", ".woodpecker.yml",
-         ".woodpecker/"),
+         ".woodpecker/", ".builds/", ".build.yml", ".cirrus.yml", ".semaphore/", ".gitea/workflows/",
+         ".forgejo/workflows/", "codecov.yml", ".codecov.yml", ".github/codecov.yml"),
 }
 
 # What a generator writes at the top of its output. Only the first lines' comments are read, and a phrase must

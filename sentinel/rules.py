@@ -64,23 +64,33 @@ class Rule(Record, frozen=True):
     noqa: tuple = ()
     # A security rule: bandit's `# nosec` (with no codes, or with one of `noqa`'s B-codes) suppresses it.
     security: bool = False
+    # How the bug it points at happens, in the memory's mechanism taxonomy (sentinel.memory.cards.taxonomy tags,
+    # e.g. "exception-handling"): recall ranks a past fix of the same mechanism first. Empty: the rule is not
+    # about one mechanism (layout, placeholders, claims).
+    mechanisms: tuple = ()
+    # What the rule does in a file checked as it is rather than as a change (`--all-files`, a file named on the
+    # command line that the change does not touch): SAME, or a cap as for a role. A rule about what a change
+    # leaves undone (a placeholder) says INFO: an existing marker is the project's tracked state, not work this
+    # change left for later — shown, and recorded by `sentinel baseline`, never blocking adoption.
+    existing: str = SAME
 
     def action(self, role: str | None) -> str:
         return self.roles.get(role, SAME) if role else SAME
 
-    def severity_in(self, role: str | None, emitted: Severity, override: str | None = None) -> Severity | None:
+    def severity_in(self, role: str | None, emitted: Severity, override: str | None = None,
+                    existing: bool = False) -> Severity | None:
         """The severity of a finding of this rule in a file of `role` (None: not reported).
 
         `emitted` is what the check reported (it may grade a finding below the rule's maximum); an `override`
-        from the config replaces it; the role's cap then applies.
+        from the config replaces it; the role's cap then applies, and for a file checked as it is (`existing`)
+        the rule's cap for existing code.
         """
         if override == OFF:
             return None
         base = Severity(override) if override else emitted
-        cap = self.action(role)
-        if cap == OFF:
-            return None
-        if cap == SAME:
-            return base
-        capped = Severity(cap)
-        return capped if capped.rank < base.rank else base
+        for cap in (self.action(role), self.existing if existing else SAME):
+            if cap == OFF:
+                return None
+            if cap != SAME and Severity(cap).rank < base.rank:
+                base = Severity(cap)
+        return base

@@ -223,7 +223,7 @@ def whole_files(root: str, paths: list[str], rev: str | None = None,
     files: list[FileChange] = []
     for p in paths:
         data = blobs.pop(f"{prefix}{p}", None)
-        fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown")
+        fc = FileChange(path=p, old_path=None, status=FileStatus.ADDED, language="unknown", existing=True)
         if data is None:
             fc.unreadable = f"not in {'the index' if not rev else rev[:12]}"
         elif b"\0" in data[:8000]:

@@ -172,11 +172,13 @@ def test_pr_text_is_inert_in_the_comment(tmp_path, gh):
     pr.run()
     text = _ours(gh)[0]["body"]
     assert "SEN601" in text  # the claim, quoted from the PR body
-    assert "evil.example" in text  # shown, as text
-    # GitHub links and notifies nothing inside <code>; everywhere else the text must not do it either
-    outside = re.sub(r"<code>.*?</code>", "", text, flags=re.S)
-    assert "https://evil" not in outside and "www.evil" not in outside  # not auto-linked
-    assert "@everyone" not in outside and not re.search(r"#1\b", outside)
+    from tests.gfm import render as gfm
+    page = gfm(text)
+    assert "evil.example" in page.text  # shown, as text
+    assert not [u for u in page.links if "evil" in u], page.links  # not auto-linked
+    # GitHub links and notifies nothing inside code spans; everywhere else the text must not do it either
+    assert "https://evil" not in page.prose and "www.evil" not in page.prose
+    assert "@everyone" not in page.prose and not re.search(r"#1\b", page.prose)
 
 
 def test_escape_breaks_links_mentions_and_issue_references():
@@ -266,3 +268,70 @@ def test_pull_request_target_reads_the_prs_files_as_the_base_checkout_plus_the_d
     cs.root = str(repo.path)
     got = PatchedChange(cs, content_rev=None, base_checkout=True).read(["app.py", "new.py", "gone.py"])
     assert got == {"app.py": head_text.encode(), "new.py": b"y = 2\n", "gone.py": None}
+
+
+# -- what a reviewer reads: order, short SHAs, silencing, one redacted form everywhere ----------------------------
+
+TOKEN_LINE = 'GITHUB_TOKEN = "ghp_' + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + '"\n'
+SHOWN = 'GITHUB_TOKEN = "ghp_***"'  # how the terminal prints the redacted line
+
+
+def test_the_comment_reads_code_first_with_short_shas_and_how_to_silence(tmp_path, gh):
+    from tests.gfm import render as gfm
+
+    body = "All tests pass and this is production ready."
+    pr = PR(tmp_path, gh, base_config=CONFIG.replace("[claims]\nenabled = false\n", ""), body=body)
+    pr.push({"app.py": "print('hello')\n" + BAD})
+    out = pr.run()
+    assert out.returncode == 1, out.stderr
+    text = _ours(gh)[0]["body"]
+    page = gfm(text)
+    assert text.index("`app.py`") < text.index("the PR description")  # code findings before the claims
+    assert pr.head not in page.text and pr.base not in page.text  # no SHA in full ...
+    assert pr.head[:7] in page.text and pr.base[:7] in page.text  # ... but as GitHub shows them, linked
+    assert f"https://github.com/octo/demo/commit/{pr.head}" in page.links
+    silence = next(line for line in text.splitlines() if "To silence a finding" in line)
+    assert "`# sentinel: ignore[SEN104]`" in silence and '`SEN104 = "off"`' in silence  # the real code
+    assert "`" not in page.text  # every backtick of a message renders as code, none shows literally
+    for c in gh.review_comments[7]:
+        assert "To silence it: `# sentinel: ignore[SEN104]` on this line." in c["body"]
+
+
+def test_a_redacted_line_reads_the_same_in_every_output(tmp_path, gh):
+    import json
+
+    from tests.gfm import render as gfm
+
+    pr = PR(tmp_path, gh, base_config=CONFIG.replace("[chaos]\nenabled = false\n", ""))
+    pr.push({"app.py": "print('hello')\n" + TOKEN_LINE + BAD})
+    out = pr.run(inputs={"INPUT_SARIF": "s.sarif"})
+    assert out.returncode == 1, out.stderr
+    secret = TOKEN_LINE.split('"')[1]
+    comment = _ours(gh)[0]["body"]
+    [inline] = [c["body"] for c in gh.review_comments[7] if "SEN304" in c["body"]]
+    sarif = json.loads((pr.repo.path / "s.sarif").read_text())
+    terminal = pr.repo.sentinel("check", "--range", f"{pr.base}..{pr.head}", "--no-memory").stdout
+    every = {"PR comment": gfm(comment).code, "inline review comment": gfm(inline).code,
+             "job summary": gfm(out.summary).code,
+             "SARIF": [r["locations"][0]["physicalLocation"]["region"]["snippet"]["text"]
+                       for r in sarif["runs"][0]["results"] if r["ruleId"] == "SEN304"],
+             "terminal": [ln.strip().removeprefix("| ") for ln in terminal.splitlines() if "GITHUB_TOKEN" in ln]}
+    for where, shown in every.items():
+        assert SHOWN in shown, (where, shown)
+    for where in (comment, inline, out.summary, json.dumps(sarif), terminal, out.stdout + out.stderr):
+        assert secret not in where and secret[4:20] not in where
+
+
+def test_a_body_is_masked_only_where_a_reader_would_see_a_secret():
+    """The last redaction reads what GitHub shows: escaped text is not masked again (that garbled it), a secret
+    the escaping hid from a plain search is still caught, and one masking cannot remove is never posted."""
+    from sentinel.ci.github_api import ApiProblem, _postable
+
+    rendered = '`GITHUB_TOKEN = "ghp_***"` and &#96;x&#96; password &#61; &quot;S3***&quot;'
+    assert _postable(rendered) == rendered  # nothing a reader sees is a secret: posted as rendered
+    leaked = "`" + TOKEN_LINE.strip() + "`"
+    assert "ghp_***" in _postable(leaked) and TOKEN_LINE.split('"')[1] not in _postable(leaked)
+    key = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    assert key not in _postable(f"token ghp&#95;{key}")  # a reader sees ghp_...: masked
+    with pytest.raises(ApiProblem, match="would show a secret"):
+        _postable(f"see ghp&#95;{key}")  # masking the Markdown cannot reach it: not posted

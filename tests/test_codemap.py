@@ -70,8 +70,10 @@ def test_learned_cards_carry_their_files_and_the_checklist_checks_them():
         broken["tags"]["files"] = [bad]
         assert any(p.startswith("tags.files:") for p in check_card(broken)), bad
     other = standardise(_cand("cd" * 20, "src/shop/discount.py", "total"), 0.5)
-    merge_into(card, other)  # a merged duplicate's files join the card's
+    assert card["tags"]["symbols"] == ["src/shop/cart.py::total"]  # the function the hunk is in
+    merge_into(card, other)  # a merged duplicate's files and symbols join the card's
     assert card["tags"]["files"] == ["src/shop/cart.py", "src/shop/discount.py"]
+    assert card["tags"]["symbols"] == ["src/shop/cart.py::total", "src/shop/discount.py::total"]
 
 
 def test_search_points_at_the_files_a_query_names_through_the_code_map(tmp_path):

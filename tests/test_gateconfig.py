@@ -49,9 +49,9 @@ def test_a_staged_loosening_is_a_warning_on_the_changed_line(tmp_path, installed
     r.add("pyproject.toml")
     out = r.sentinel("check", "--no-memory", "--format", "concise")
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("pyproject.toml:")]
-    assert any(":6:1: SEN801 exclude: [] -> [\"app.py\"] loosens" in ln for ln in lines), out.stdout
-    assert any("SEN801 severity.SEN301: (unset) -> \"off\" loosens" in ln for ln in lines)
-    assert any("SEN802 severity.SEN202: (unset) -> \"error\" tightens" in ln for ln in lines)
+    assert any(":6:1: SEN801 [warning] exclude: [] -> [\"app.py\"] loosens" in ln for ln in lines), out.stdout
+    assert any("SEN801 [warning] severity.SEN301: (unset) -> \"off\" loosens" in ln for ln in lines)
+    assert any("SEN802 [info] severity.SEN202: (unset) -> \"error\" tightens" in ln for ln in lines)
     assert out.returncode == 0  # warnings and infos: below the default fail level
 
 

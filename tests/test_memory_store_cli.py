@@ -135,7 +135,7 @@ def test_brief_lists_this_changes_failed_attempts_patterns_and_similar_fixes(rep
     assert data["similar_fixes"] and all(c["id"] and c["summary"] for c in data["similar_fixes"])
     md = run(repo, "memory", "brief", "--format", "markdown").stdout
     assert "### Earlier attempts at this change (main)" in md and "### Recurring patterns" in md
-    assert "<code>return eval(cmd)</code>" in md
+    assert "`return eval(cmd)`" in md
     text = run(repo, "memory", "brief").stdout
     assert "1. attempt of" in text and "2. attempt of" in text and "Do not repeat these approaches" in text
     # another change starts clean
@@ -350,6 +350,8 @@ from sentinel.memory.store.backends import open_learned_store
 from sentinel.memory.store.learned import LearnRun
 root = gitio.repo_root()
 base = json.loads(open(CARDS, encoding="utf-8").readline())
+# as `memory learn` writes them: learned provenance (its hits are the project's)
+base = dict(base, provenance=dict(base["provenance"], source="learned", repository="acme/shop", commit="5" * 40))
 cards = [dict(base, id="learned-pool-twice", problem_summary="A pooled connection was handed to two requests after a "
               "timeout, so each read the other's response from the same socket."),
          dict(base, id="learned-tz-naive", problem_summary="Naive and aware datetimes were compared when the "

@@ -161,9 +161,9 @@ def test_the_next_failing_run_of_a_change_shows_its_earlier_attempts(repo):
     assert [a["code"] for a in {g["rule"]: g for g in again["recall"]}["SEN303"]["earlier_attempts"]] == [
         "return eval(expr)"]
     text = repo.sentinel("check").stdout
-    assert "tried before (" in text and "still failed: calc.py:2: return eval(expr)" in text
+    assert "tried before (" in text and "still failed at calc.py:2: return eval(expr)" in text
     md = repo.sentinel("check", "--format", "markdown").stdout
-    assert "tried before (" in md and "<code>return eval(expr)</code>" in md
+    assert "tried before (" in md and "`return eval(expr)`" in md
     # memory patterns lists every earlier failed attempt of the change (text and JSON)
     listed = json.loads(repo.sentinel("memory", "patterns", "--json").stdout)
     assert listed["change"] == "feature/calc"

@@ -142,13 +142,15 @@ def test_text_recall_is_short():
     recall = out[out.index("Experience memory"):out.index("checks:")]
     assert len(recall.strip().splitlines()) <= 30
     assert max(len(line) for line in recall.splitlines()) < 140
-    assert "5 more group(s)" in recall and "16 more" in recall
+    assert "5 more group(s)" in recall and "17 more" in recall
 
 
 def _with_earlier_attempts(code: str):
-    attempt = EarlierAttempt(at=1_767_350_000.0, path="src/calc.py", line=2, code=code, message="`eval()` runs code",
-                             findings=2, commit=None, subject=None)
-    group = RecallGroup("SEN303", "`eval()` runs arbitrary code from a string", 1, earlier_attempts=[attempt, attempt])
+    attempts = [EarlierAttempt(at=at, path="src/calc.py", line=2, code=code, message="`eval()` runs code",
+                               findings=2, commit=None, subject=None) for at in (1_767_350_000.0, 1_767_353_600.0)]
+    # the same attempt recorded twice is one line
+    group = RecallGroup("SEN303", "`eval()` runs arbitrary code from a string", 1,
+                        earlier_attempts=[attempts[0], attempts[0], attempts[1]])
     return sample_verdict(recall=[group])
 
 
@@ -158,7 +160,8 @@ LONG_LINE = "return eval(expression_text, {'__builtins__': {}}, " + ", ".join(f"
 def test_text_shows_one_line_per_earlier_attempt_cut_at_a_word_boundary():
     out = render(_with_earlier_attempts(LONG_LINE), "text")
     lines = [line for line in out.splitlines() if "tried before" in line]
-    assert len(lines) == 2 and all("src/calc.py:2 (+1 more): return eval(expression_text," in ln for ln in lines)
+    assert len(lines) == 2 and all("still failed at src/calc.py:2 (+1 more): return eval(expression_text," in ln
+                                   for ln in lines)
     tail = lines[0].rsplit(" ", 1)[-1]
     assert tail.endswith("\u2026") and (tail[:-1] in LONG_LINE.split() or tail[:-1] + "," in LONG_LINE.split())
 
@@ -169,9 +172,9 @@ def test_markdown_shows_one_line_per_earlier_attempt_cut_at_a_word_boundary():
     md = markdown.render(_with_earlier_attempts(LONG_LINE + " <script>"))
     assert "<script>" not in md
     lines = [html.unescape(line) for line in md.splitlines() if "tried before" in line]
-    assert len(lines) == 2 and "<code>src/calc.py:2</code> (+1 more): <code>return eval(expression_text," in lines[0]
-    assert lines[0].endswith("\u2026</code>")
-    shown = lines[0].split("<code>")[-1][: -len("\u2026</code>")]
+    assert len(lines) == 2 and "still failed at src/calc.py:2 (+1 more): `return eval(expression_text," in lines[0]
+    assert lines[0].endswith("\u2026`")
+    shown = lines[0].split("`")[-2][: -len("\u2026")]
     assert shown.rsplit(" ", 1)[-1].rstrip(",") in [w.rstrip(",") for w in LONG_LINE.split()]
 
 
@@ -375,22 +378,47 @@ def _table_rows(md: str) -> list[str]:
     return [ln for ln in md.splitlines() if ln.startswith("| ") and not ln.startswith(("| Line", "| ---"))]
 
 
-def test_markdown_escapes_untrusted_text():
+def test_markdown_renders_untrusted_text_as_the_literal_text_it_is():
+    """Rendered by GitHub's own parser: no element, link, image or cell from the change's text; its code shown
+    exactly as it is (in a code span: GitHub links and mentions nothing there)."""
+    from tests.gfm import render as gfm
+
     f = _f("SEN301", "chaos", "error", HOSTILE_PATH, 3, HOSTILE_MESSAGE, code=HOSTILE_CODE, hint="use <b>x</b>")
     nc = NotChecked("bin/<evil>|.dat", "binary <file>")
     md = markdown.render(sample_verdict(findings=[f], not_checked=[nc]))
-    for raw in ("<script", "<img", "<b>", "<evil>", "<file>", "`code`", "`y`", "[link]", "*bold*", "@octocat",
-                "@org/team", "$x$", "</code><script"):
-        assert raw not in md, raw
-    assert "&amp;amp;" in md  # an entity in the text is shown as typed, not decoded
+    page = gfm(md)
+    assert not {"script", "img", "b", "evil", "file", "em"} & set(page.tags), page.tags
+    assert not [u for u in page.links if "evil" in u], page.links  # no link, no image
     assert "\u202e" not in md and "\n## heading" not in md
-    rows = _table_rows(md)
-    assert len(rows) == 1 and rows[0].count("|") == 5  # exactly the four cells: no pipe leaked from the text
-    assert "@&#8203;octocat" in md  # mention defused, still readable
-    assert "&lt;script&gt;" in md and "&#124;" in md and "&#96;" in md
-    assert "<code>s = &#x27;&lt;/code&gt;&lt;script&gt;x&lt;/script&gt;&#x27; &#124; &#96;y&#96; @decorator</code>" \
-        in md  # code keeps '@' (no mentions inside <code>)
-    assert "`" not in md.replace("`sentinel check --format json`", "")
+    [row] = [r for r in page.rows if r[0] == "3"]
+    assert len(row) == 4  # exactly the four cells: no pipe of the text ended one
+    assert HOSTILE_CODE in page.code  # the line of code, as it is in the file
+    assert "src/a|b`<img src=x onerror=alert(1)>.py" in page.code  # the path too (its heading)
+    assert "bin/<evil>|.dat" in page.code
+    assert "@\u200boctocat" in page.text and "@\u200borg/team" in page.text  # mentions defused, still readable
+    assert "&amp; $x$" in page.text  # an entity in the text is shown as typed, not decoded
+    assert "[link](https\u200b://evil.example)" in page.text and "<script>alert(1)</script>" in page.text
+
+
+TRICKY_CODE = ["return eval(x)  # ``` `` `", "`leading and trailing`", "s = 'https://evil.example/phish'",
+               "a \\| b | c", "x = '`'", "www.evil.example @someone #12", 'GITHUB_TOKEN = "ghp_***"']
+
+
+def test_markdown_code_spans_hold_any_backtick_run_and_show_urls_unlinked():
+    from tests.gfm import render as gfm
+
+    findings = [_f("SEN303", "chaos", "error", "app.py", n, "`eval()` runs code", code=c)
+                for n, c in enumerate(TRICKY_CODE, 1)]
+    page = gfm(markdown.render(sample_verdict(findings=findings)))
+    # exactly the line, whatever backticks and pipes it holds (in a table cell, a backslash before a pipe is
+    # followed by an invisible zero-width space: cmark-gfm would otherwise read the two as one escape)
+    shown = [c.replace("\u200b", "") for c in page.code]
+    for c in TRICKY_CODE:
+        assert c in shown, c
+    assert not [u for u in page.links if "evil" in u]
+    assert all(len(r) == 4 for r in page.rows)
+    assert page.code.count("eval()") == len(TRICKY_CODE)  # the message's own backticks are code, not literal
+    assert "`eval()`" not in page.text
 
 
 def test_markdown_failed_report_structure_and_recall():
@@ -398,10 +426,13 @@ def test_markdown_failed_report_structure_and_recall():
     first = md.splitlines()[0]
     assert first.startswith("## ") and "Sentinel gate: failed" in first and "2 errors" in first
     assert "**Checks:**" in md and "drift skipped" in md
-    assert "<code>src/app.py</code> \u2014 2 findings" in md and "<code>lib/util.js</code> \u2014 1 finding" in md
+    assert "#### `src/app.py` \u2014 2 findings" in md and "#### `lib/util.js` \u2014 1 finding" in md
     assert "| 12:5 |" in md and "| - |" in md
-    assert "not checked: <code>assets/logo.png</code>" in md
-    assert "Experience memory" in md and "card-7" in md and "catch OSError" in md and "seen 4\u00D7" in md
+    assert "not checked: `assets/logo.png`" in md
+    # what the code does comes first: files, then the message's claims (the change as a whole last)
+    assert md.index("`src/app.py`") < md.index("`lib/util.js`") < md.index("the change as a whole")
+    assert "Experience memory" in md and "card-7" in md and "catch OSError" in md
+    assert "recurring:" in md and "4 attempts in 3 changes" in md and "last resolved in abc1234" in md
     assert md.count("<details>") == md.count("</details>")
 
 

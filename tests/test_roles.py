@@ -51,6 +51,9 @@ def role_of(path: str, config: dict | None = None, content: str = "x = 1\n") -> 
     ("proto/api_pb2.py", "generated"),
     ("uv.lock", "generated"),
     (".github/workflows/ci.yml", "ci"),
+    (".builds/alpine.yml", "ci"),  # sourcehut builds
+    (".codecov.yml", "ci"),
+    (".gitea/workflows/test.yml", "ci"),
     (".gitlab-ci.yml", "ci"),
 ])
 def test_default_roles(path, role):

@@ -43,7 +43,7 @@ from sentinel.languages import HASH_COMMENT, PROSE, SLASH_COMMENT
 from sentinel.lazyre import lazy_compile
 from sentinel.models import Finding, Severity
 from sentinel.roles import DOCS, TEST
-from sentinel.rules import SAME, UNFINISHED_ROLES, WARNING, Rule
+from sentinel.rules import INFO, SAME, UNFINISHED_ROLES, WARNING, Rule
 
 CHECK = "placeholder"
 
@@ -55,7 +55,7 @@ SEN401 = Rule(
     example="def load(path):\n    # TODO: handle errors\n    return open(path).read()\n",
     counter_example="def load(path):\n    # TODO(#123): retry on transient errors\n    return open(path).read()\n",
     hint="Finish the work now, or reference the ticket that tracks it: TODO(#123).",
-    roles={**UNFINISHED_ROLES, TEST: WARNING, DOCS: WARNING},
+    roles={**UNFINISHED_ROLES, TEST: WARNING, DOCS: WARNING}, existing=INFO,
     noqa=("FIX001", "FIX002", "FIX003", "FIX004", "TD001", "TD002", "TD003", "TD004", "TD005", "TD006", "TD007",
           "T101", "fixme", "W0511"),
 )
@@ -69,7 +69,7 @@ SEN402 = Rule(
     counter_example="from abc import ABC, abstractmethod\n\n\nclass Exporter(ABC):\n    @abstractmethod\n"
                     "    def export(self, report):\n        raise NotImplementedError\n",
     hint="Implement it, or make it an @abstractmethod of an ABC if subclasses must provide it.",
-    roles=UNFINISHED_ROLES,
+    roles=UNFINISHED_ROLES, existing=INFO,
 )
 SEN403 = Rule(
     "SEN403", "stub-body", CHECK, Severity.ERROR,
@@ -79,7 +79,7 @@ SEN403 = Rule(
     example="def send_invoice(customer):\n    pass\n",
     counter_example="def send_invoice(customer):\n    mailer.send(customer.email, render_invoice(customer))\n",
     hint="Implement the body; if doing nothing is intended, say why in a comment on the `pass` line.",
-    roles={**UNFINISHED_ROLES, TEST: SAME},
+    roles={**UNFINISHED_ROLES, TEST: SAME}, existing=INFO,
 )
 SEN404 = Rule(
     "SEN404", "stub-comment", CHECK, Severity.WARNING,
@@ -91,7 +91,7 @@ SEN404 = Rule(
     counter_example="def rate(user):\n    # Implementation details below: a flat rate until pricing ships.\n"
                     "    return 0.5\n",
     hint="Replace the placeholder with the real implementation, or track the work: TODO(#123).",
-    roles=UNFINISHED_ROLES,
+    roles=UNFINISHED_ROLES, existing=INFO,
 )
 RULES: tuple[Rule, ...] = (SEN401, SEN402, SEN403, SEN404)
 

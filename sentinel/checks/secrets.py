@@ -235,6 +235,9 @@ _URL_PLACEHOLDER_PW = frozenset({"pass", "password", "passwd", "pw", "pwd", "sec
                                  "mypassword", "yourpassword", "pass123", "password123", "secret123", "admin",
                                  "postgres", "root", "guest", "test", "testing"})
 _LOOPBACK = lazy_compile(r"(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|0\.0\.0\.0)(?=[:/?#\s'\"]|$)", re.I)
+# Hosts reserved for documentation and testing (RFC 2606, RFC 6761): no server anyone could use a credential on.
+RESERVED_HOST = lazy_compile(r"(?:[\w-]+\.)*(?:example\.(?:com|net|org)|[\w-]+\.(?:example|test|invalid|localhost))"
+                              r"(?=[:/?#\s'\"]|$)", re.I)
 _TEMPLATED = lazy_compile(r"[${}<>%]|^\*+$|^x+$", re.I)
 
 

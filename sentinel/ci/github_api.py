@@ -20,11 +20,24 @@ MAX_PATCH_FILES = 3000  # the pulls/{n}/files endpoint stops at 3000 files
 
 
 def _postable(body: str) -> str:
-    """Everything posted goes through the one redaction path (sentinel.redact) last: the reporters and
-    review builders already redact each piece, this catches what joining them could have let through."""
-    from sentinel.redact import redact
+    """Everything posted goes through the one redaction path (sentinel.redact) last: the reporters and review
+    builders already redact each piece, this catches what joining them could have let through.
 
-    return redact(body)
+    It reads the text as a reader sees it (character references decoded), so the Markdown's escapes neither hide
+    a secret from it nor get masked as one: a body that shows no secret is posted as it was rendered (masking
+    escaped text again garbled it: ``GITHUB_TOKEN = ***;ghp_***"``). One that shows a secret is masked, and not
+    posted at all if it still shows one."""
+    from sentinel.redact import redact
+    from sentinel.report.mdsafe import shown_text
+
+    shown = shown_text(body)
+    if redact(shown) == shown:
+        return body
+    masked = redact(body)
+    shown = shown_text(masked)
+    if redact(shown) != shown:
+        raise ApiProblem("not posted: the text would show a secret")
+    return masked
 
 
 class ApiProblem(Exception):

@@ -42,17 +42,23 @@ def on_changed_lines(verdict: Verdict, changeset) -> list[tuple[Finding, str]]:
 
 def comment_body(f: Finding, fp: str, suggestion=None) -> str:
     from sentinel.ci.github_api import FINDING_PREFIX
-    from sentinel.report.markdown import code, escape, rule_link
+    from sentinel.report.markdown import rule_link
+    from sentinel.report.mdsafe import code_span, inline
+    from sentinel.report.silence import config_line, inline_pragma
 
     lines = [f"{FINDING_PREFIX}{fp} -->",
-             f"{_ICON[f.severity]} **{rule_link(f.rule)}** \u00B7 {f.severity.value} \u00B7 {escape(f.message)}"]
-    snippet = code(f.code)
+             f"{_ICON[f.severity]} **{rule_link(f.rule)}** \u00B7 {f.severity.value} \u00B7 {inline(f.message)}"]
+    snippet = code_span(f.code)
     if snippet:
         lines.append(f"\n{snippet}")
     if f.hint:
-        lines.append(f"\n<sub>hint: {escape(f.hint)}</sub>")
+        lines.append(f"\n<sub>hint: {inline(f.hint)}</sub>")
     if suggestion is not None:  # a safe fix GitHub can commit (sentinel.fix.export.suggestion)
-        lines.append(f"\nSentinel can fix this: {escape(suggestion.description)}\n\n{suggestion.block}")
+        lines.append(f"\nSentinel can fix this: {inline(suggestion.description)}\n\n{suggestion.block}")
+    pragma = inline_pragma(f)
+    how = (f"{code_span(pragma)} on this line" if pragma
+           else f"{code_span(config_line(f))} under {code_span('[tool.sentinel.severity]')}")
+    lines.append(f"\n<sub>To silence it: {how}.</sub>")
     return "\n".join(lines)
 
 

@@ -222,8 +222,9 @@ class CiRun:
         server, repo, run_id = (self.env.get("GITHUB_SERVER_URL"), self.env.get("GITHUB_REPOSITORY"),
                                 self.env.get("GITHUB_RUN_ID"))
         if server and repo and run_id and run_id.isdigit():
-            bits.append(f'<a href="{escape(server, mentions=False)}/{escape(repo, mentions=False)}'
-                        f'/actions/runs/{run_id}">full report in the job summary</a>')
+            import html
+            href = html.escape(f"{server}/{repo}/actions/runs/{run_id}", quote=True)  # an attribute value
+            bits.append(f'<a href="{href}">full report in the job summary</a>')
         bits.append("this comment is updated in place on every push")
         return "\n<sub>" + " \u00B7 ".join(bits) + "</sub>\n"
 
@@ -430,8 +431,9 @@ def run(event_path: str | None = None, env: dict | None = None, fmt: str = "gith
     if inp.memory and config.memory.enabled:
         verdict = _remember(change, config, verdict, ev, env, notes)
         if any(p.changes >= 2 for g in verdict.recall for p in g.patterns):
+            from sentinel.checks import rule_index
             from sentinel.memory.hypotheses import gate_hook
-            ci.brief = gate_hook.brief_for_change(change, config)
+            ci.brief = gate_hook.brief_for_change(change, config, rules=rule_index)
     elif not inp.memory:
         notes.add("memory: off (input `memory: off`)")
 

@@ -176,29 +176,41 @@ def cmd_check(args) -> int:
     started = _start_staged(args)
     from sentinel import engine
     from sentinel.models import FilterMode, Severity
+    from sentinel.progress import for_terminal
     change, config = _change_and_config(args, started)
     extra = evidence_files(args, change.changeset.root)
+    progress = for_terminal()  # a terminal's stderr only; drawn once the run has lasted half a second
     opts = engine.RunOptions(
         fail_level=Severity(args.fail_level) if args.fail_level else None,
         filter_mode=FilterMode(args.filter_mode) if args.filter_mode else None,
         extra_banned=args.ban, task=read_text_arg(args.task), message=read_text_arg(args.message),
-        use_baseline=not args.no_baseline, extra=extra, jobs=args.jobs)
+        use_baseline=not args.no_baseline, extra=extra, jobs=args.jobs,
+        progress=progress.files if progress is not None else None)
     if args.unsafe_fixes and not (args.fix or args.diff_fixes or args.format == "sarif"):
         raise InputError("--unsafe-fixes applies with --fix, --diff-fixes or --format sarif")
-    verdict = engine.run(change, config, opts)
-    written: list[str] = []
-    if args.fix or args.diff_fixes:
-        from sentinel.fix import cli as fix_cli
+    try:
+        verdict = engine.run(change, config, opts)
+        written: list[str] = []
+        if args.fix or args.diff_fixes:
+            from sentinel.fix import cli as fix_cli
 
-        plan = fix_cli.make_plan(change, config, verdict, args.unsafe_fixes)
-        if args.diff_fixes:
-            pending = fix_cli.show_diff(plan)
-            return 2 if verdict.errored else (1 if pending or not verdict.passed else 0)
-        written = fix_cli.apply(plan, change.changeset.root)
-        verdict = fix_cli.without_fixed(verdict, plan, written)
-    if not args.no_memory and config.memory.enabled:
-        verdict = _remember(change, config, verdict)
-    fixes = _sarif_fixes(change, config, verdict, args) if args.format == "sarif" and not args.statistics else None
+            if progress is not None:
+                progress.stage("planning fixes")
+            plan = fix_cli.make_plan(change, config, verdict, args.unsafe_fixes)
+            if args.diff_fixes:
+                _done(progress)
+                pending = fix_cli.show_diff(plan)
+                return 2 if verdict.errored else (1 if pending or not verdict.passed else 0)
+            written = fix_cli.apply(plan, change.changeset.root)
+            verdict = fix_cli.without_fixed(verdict, plan, written)
+        if not args.no_memory and config.memory.enabled:
+            if progress is not None and not verdict.passed:
+                progress.stage("recalling similar past fixes")
+            verdict = _remember(change, config, verdict)
+        fixes = _sarif_fixes(change, config, verdict, args) if args.format == "sarif" and not args.statistics \
+            else None
+    finally:
+        _done(progress)
     _emit(verdict, args, change.changeset.root or os.getcwd(), change.changeset, fixes)
     code = exit_code(verdict, args)
     if written:
@@ -206,6 +218,12 @@ def cmd_check(args) -> int:
     if not args.fix:
         _fixable_note(verdict, args)
     return code
+
+
+def _done(progress) -> None:
+    """Erase the progress line before anything else is printed."""
+    if progress is not None:
+        progress.close()
 
 
 def _sarif_fixes(change, config, verdict, args) -> dict | None:
@@ -266,12 +284,13 @@ def _emit(verdict, args, root: str | None = None, changeset=None, fixes: dict | 
     from sentinel.report import render
     fmt = args.format
     to_tty = not args.output and sys.stdout.isatty()
-    kwargs = {"color": to_tty and not args.no_color and not os.environ.get("NO_COLOR")}
+    exit_zero = getattr(args, "exit_zero", False)
+    kwargs = {"color": to_tty and not args.no_color and not os.environ.get("NO_COLOR"), "exit_zero": exit_zero}
     if getattr(args, "statistics", False):
         if fmt not in ("text", "concise", "json"):
             raise InputError(f"--statistics prints text or json, not {fmt}")
         from sentinel.report import statistics
-        text = statistics.render(verdict, rules=rule_index(), as_json=fmt == "json")
+        text = statistics.render(verdict, rules=rule_index(), as_json=fmt == "json", exit_zero=exit_zero)
     else:
         if fmt == "sarif":
             from sentinel.report.locate import Locator
@@ -288,7 +307,8 @@ def _emit(verdict, args, root: str | None = None, changeset=None, fixes: dict | 
             raise InputError(f"cannot write the report to {args.output}: {exc.strerror or exc}") from None
         if fmt not in ("text", "concise") or getattr(args, "statistics", False):
             # keep a human line on the terminal when the report went to a file
-            sys.stdout.write(render(verdict, "text", color=False).splitlines()[-1] + "\n")
+            from sentinel.report.terminal import summary_line
+            sys.stdout.write(summary_line(verdict, exit_zero) + "\n")
     else:
         sys.stdout.write(text)
 

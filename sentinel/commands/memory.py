@@ -35,8 +35,9 @@ def register(sub) -> None:
     q.add_argument("--tag", help="only cards with this component, exception or rule tag")
     q.add_argument("--rule", help="only cards linked to this Sentinel rule code")
     q.add_argument("--min-score", type=float, default=None,
-                   help="hide hits whose calibrated score is below this (default: memory.min-score, 0.35; "
-                        "0 shows every candidate)")
+                   help="hide hits whose calibrated score is below this (default: memory.min-score, 0.35, for "
+                        "other projects' fixes, memory.project-min-score, 0.25, for the project's own; 0 shows "
+                        "every candidate)")
     add_format_option(q)
     common(q)
     q.set_defaults(func=cmd_search)
@@ -145,8 +146,8 @@ def cmd_search(args) -> int:
     if results.note:
         print(f"note: {results.note}")
     if not results:
-        print(f"no similar past fix (nothing scored {results.min_score:g} or more; --min-score 0 shows weaker "
-              "matches)")
+        print("no similar past fix (nothing cleared memory.min-score / memory.project-min-score; --min-score 0 "
+              "shows weaker matches)")
     for n, hit in enumerate(results, 1):
         print(f"{n:2d}. {hit.score:.2f}  {hit.id}  [{hit.source}, {hit.language}]")
         print(f"    {hit.problem_summary}")
@@ -176,7 +177,10 @@ def cmd_show(args) -> int:
     if args.json:
         _print_json(card)
         return 0
-    print(render_card(card))
+    from sentinel.redact import display_text
+
+    # cards quote commit text and code: nothing a terminal would act on (escapes, bidi overrides) is shown raw
+    print(display_text(render_card(card), multiline=True))
     return 0
 
 
@@ -202,7 +206,23 @@ def render_card(card: dict) -> str:
         lines.append(f"  area: {area}")
     for chunk in digest.get("chunks", []):
         lines.append(f"  - {chunk.get('what', '')}  (why: {chunk.get('why', '')})")
+    for change in digest.get("changes", []):
+        lines.append(f"  change: {change.get('kind', '')} in {change.get('symbol', '')}: {change.get('detail', '')}")
+    excerpt = digest.get("excerpt") or {}
+    if excerpt:
+        where = excerpt.get("file", "") + (f"::{excerpt['symbol']}" if excerpt.get("symbol") else "")
+        lines.append(f"  excerpt ({where}):")
+        for side in ("before", "after"):
+            code = excerpt.get(side) or ""
+            lines += [f"    {side}:"] + [f"      {ln}" for ln in (code.splitlines() or ["(nothing)"])]
+    if tags.get("symbols"):
+        lines.append(f"  symbols: {', '.join(tags['symbols'])}")
     lines += ["", "Verification", "------------", f"  reproduction: {ver.get('reproduction', '')}"]
+    reg = ver.get("regression_test") or {}
+    if reg:
+        lines.append(f"  regression test: {reg.get('name', '')}" + (f" ({reg['file']})" if reg.get("file") else ""))
+        if reg.get("assertion"):
+            lines.append(f"    pins: {reg['assertion']}")
     lines += [f"  test: {t}" for t in ver.get("tests_added", [])]
     lines += [f"  edge case: {e}" for e in ver.get("edge_cases", [])]
     src = prov.get("source", "")

@@ -173,7 +173,10 @@ def cmd_brief(args) -> int:
     project, change_id, ref = current_change(root, cfg, args.change)
     project = args.project or project
     with _store(args, cfg, git_dir) as store:
-        brief = build_brief(store, project, change_id, ref, config=cfg, root=root, with_cards=not args.no_cards)
+        from sentinel.checks import rule_index
+
+        brief = build_brief(store, project, change_id, ref, config=cfg, root=root, with_cards=not args.no_cards,
+                            rules=rule_index)
     if args.format == "json":
         print(json.dumps(brief.to_json(), indent=2, ensure_ascii=False))
     elif args.format == "markdown":

@@ -16,7 +16,8 @@ def register(sub) -> None:
     p.add_argument("--log", required=True, metavar="FILE", help="the log or traceback (- for stdin)")
     p.add_argument("-k", type=positive_int, default=5, help="how many fixes (default 5)")
     p.add_argument("--min-score", type=float, default=None,
-                   help="hide fixes scored below this (default: memory.min-score, 0.35)")
+                   help="hide fixes scored below this (default: memory.min-score, 0.35; the project's own learned "
+                        "cards: memory.project-min-score, 0.25)")
     p.add_argument("--config", metavar="PATH", help="config file (default: .sentinel.toml or [tool.sentinel])")
     add_format_option(p)
     p.set_defaults(func=cmd_recall)
@@ -86,7 +87,8 @@ def cmd_recall(args) -> int:
             for h in hits]
     if args.json:
         print(json.dumps({"signals": signals.to_json(), "query": query, "exact": qsig.to_json(),
-                          "mode": hits.mode, "note": hits.note, "min_score": hits.min_score, "results": rows},
+                          "mode": hits.mode, "note": hits.note, "min_score": hits.min_score,
+                          "project_min_score": hits.project_min_score, "results": rows},
                          indent=2))
         return 0
     print(f"signals ({signals.format}): {', '.join(signals.exception_types) or '-'}"

@@ -85,8 +85,8 @@ def _rule_groups(attempts: list[dict], patterns: list[dict]) -> dict[str, list[F
     recent = attempts[-1]["findings"] if attempts else []
     for item in [*recent, *({"rule": p["rule"], "message": p["signature"]} for p in patterns)]:
         groups.setdefault(item["rule"], []).append(
-            Finding(rule=item["rule"], check="", severity=Severity.ERROR, path=item.get("path") or "", line=None,
-                    message=item.get("message") or ""))
+            Finding(rule=item["rule"], check="", severity=Severity.ERROR, path=item.get("path") or "",
+                    line=item.get("line"), message=item.get("message") or ""))
     return dict(list(groups.items())[:3])
 
 
@@ -99,7 +99,6 @@ def _similar_for(groups: dict[str, list[Finding]], config, root: str | None, k: 
     out, note = [], None
     rules = rule_index()
     for rule, findings in groups.items():
-        hits, note = recall_search.similar_fixes(rule, findings, config, root=root, about=rules.get(rule))
-        out.append({"rule": rule, "cards": [{"id": h.id, "score": round(h.score, 3), "summary": h.problem_summary,
-                                             "fix": h.fix_line} for h in hits[:k]]})
+        hits, note = recall_search.similar_for_findings(rule, findings, config, root, about=rules.get(rule))
+        out.append({"rule": rule, "cards": [recall_search.hit_json(h) for h in hits[:k]]})
     return out, note

@@ -139,7 +139,7 @@ def _recall(change, config, verdict: Verdict) -> None:
     try:
         project, change_id, ref = brief.identity(change.changeset.root, config)
         gate_hook.recall_from(verdict, store, project, config, change.changeset.root, rules=rule_index,
-                              change=(change_id, ref, gate_hook.content_digest(change.changeset)))
+                              change=(change_id, ref, gate_hook.content_digest(change.changeset)), files_from=change)
     except Exception as exc:  # memory is an aid: the verdict stands without it
         verdict.recall_note = f"experience memory not used: {type(exc).__name__}: {exc}"
     finally:
@@ -184,7 +184,9 @@ def verdict_data(verdict: Verdict, max_findings: int = 200) -> dict:
         "suppressed": verdict.suppressed, "baselined": verdict.baselined,
         "recall": [{"rule": g.rule, "title": g.title, "findings": g.finding_count,
                     "similar_fixes": [{"card_id": s.card_id, "score": s.score, "summary": s.summary,
-                                       "fix": s.fix_strategy} for s in g.similar],
+                                       "fix": s.fix_strategy, "source": s.source, "why": s.why,
+                                       "commit": s.commit, "date": s.date, "url": s.url,
+                                       "repository": s.repository} for s in g.similar],
                     "recurring_patterns": [{"rule": p.rule, "urgency": p.urgency, "attempts": p.count,
                                             "changes": p.changes, "last_resolution": p.last_resolution}
                                            for p in g.patterns],

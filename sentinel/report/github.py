@@ -61,7 +61,8 @@ def _plain(f: Finding) -> str:
     return f"sentinel: {where}: {f.severity.value} {f.rule} {clean(f.message)}"
 
 
-def render(verdict: Verdict, rules: dict | None = None, per_kind: int = PER_KIND, **_) -> str:
+def render(verdict: Verdict, rules: dict | None = None, per_kind: int = PER_KIND, exit_zero: bool = False,
+           **_) -> str:
     """Annotations for the findings, crashed and skipped checks and unread files, then the summary.
 
     GitHub shows at most ``per_kind`` annotations of each kind per step and silently drops the
@@ -97,5 +98,5 @@ def render(verdict: Verdict, rules: dict | None = None, per_kind: int = PER_KIND
         out.extend(overflow)
     if verdict.checks:
         out.append("checks: " + ", ".join(text for _, text in check_status_parts(verdict.checks, verdict.fail_level)))
-    out.append(summary_line(verdict))
+    out.append(summary_line(verdict, exit_zero))
     return "\n".join(out) + "\n"

@@ -63,6 +63,7 @@ def to_dict(verdict: Verdict) -> dict:
         for s in g["similar"]:
             s["summary"] = redact(s["summary"])
             s["fix_strategy"] = redact(s["fix_strategy"])
+            s["why"] = redact(s["why"])
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "sentinel", "version": __version__},

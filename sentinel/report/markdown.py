@@ -1,72 +1,44 @@
 """Markdown report for a CI step summary ($GITHUB_STEP_SUMMARY) or a pull-request comment.
 
-File paths, messages, code and recall text come from the pull request under review, so they
-are untrusted: every piece is HTML-escaped and its Markdown-significant characters turned into
-numeric entities, so it renders as the literal text it is and cannot open a tag, a link, an
-image, a code span, a table cell, ping anyone, become a link (URLs, ``www.``, e-mail addresses) or
-cross-reference an issue (``#12``, ``owner/repo#12``). The report never exceeds ``max_bytes``
-(GitHub caps a step summary at 1 MiB and a comment at 65,536 characters): past the budget,
-findings are cut at a row boundary and a note says how many were left out.
+File paths, messages, code and recall text come from the pull request under review, so they are untrusted:
+code is shown in code spans and prose escaped (sentinel.report.mdsafe), so each renders as the literal text it
+is and cannot open a tag, a link, an image, a table cell, ping anyone, become a link (URLs, ``www.``, e-mail
+addresses) or cross-reference an issue (``#12``, ``owner/repo#12``). The findings in files come first, then
+those about the PR description or commit message, then those about the change as a whole; a last line says how
+to silence a finding, with its real code. The report never exceeds ``max_bytes`` (GitHub caps a step summary at
+1 MiB and a comment at 65,536 characters): past the budget, findings are cut at a row boundary and a note says
+how many were left out.
 """
 
 from __future__ import annotations
 
-import html
-import re
-
 from sentinel.lazyre import lazy_compile
 from sentinel.models import CheckStatus, Finding, Severity, Verdict
-from sentinel.report.locate import MESSAGE_PATH, is_pseudo_path
 from sentinel.redact import scrub_verdict
-from sentinel.report.terminal import check_status_parts, counts_phrase, group_by_path, location, redact
+from sentinel.report.locate import MESSAGE_PATH, is_pseudo_path
+from sentinel.report.mdsafe import CODE_WIDTH as _CODE_WIDTH, code_html, code_span, escape, inline
+from sentinel.report.terminal import check_status_parts, counts_phrase, group_by_path, location
 
 DEFAULT_MAX_BYTES = 1_000_000
 _OPEN_FILES = 10  # a file with more findings than this gets a collapsed <details>
 _NOT_CHECKED_SHOWN = 50
 _RECALL_GROUPS = 5
 _RECALL_ITEMS = 3
-_CODE_WIDTH = 300
-_TEXT_WIDTH = 500
 
 _ICON = {Severity.ERROR: "\U0001F534", Severity.WARNING: "\U0001F7E1", Severity.INFO: "\U0001F535"}
 _STATUS_ICON = {CheckStatus.PASSED: "\u2705", CheckStatus.FAILED: "\u274C", CheckStatus.SKIPPED: "\u23ED\uFE0F",
                 CheckStatus.ERROR: "\U0001F4A5"}
-
-# After html.escape: characters Markdown (GFM) would act on, as numeric entities.
-_MD_SPECIAL = {c: f"&#{ord(c)};" for c in "\\`*_[]|~$"}
-_MD_RE = lazy_compile("[" + re.escape("".join(_MD_SPECIAL)) + "]")
-_CONTROL = lazy_compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_MENTION = lazy_compile(r"@(?=[A-Za-z0-9])")
-# What GitHub turns into links or cross-references in plain text: a zero-width space breaks each.
-_AUTOLINK = lazy_compile(r"(?i)(?<=[a-z])(?=://)|(?<=\bwww)(?=\.)|(?<=#)(?=\d)|(?<=\bgh)(?=-\d)")
-_ZWSP = "&#8203;"
-
-
-def escape(text: str, mentions: bool = True, width: int = _TEXT_WIDTH) -> str:
-    """Untrusted text as inert inline Markdown: one line, no HTML, no Markdown syntax, no @mentions."""
-    text = redact(text or "")
-    text = _CONTROL.sub(" ", text.replace("\r\n", " ").replace("\n", " ").replace("\t", "    "))
-    if len(text) > width:
-        text = text[: width - 1] + "\u2026"
-    if mentions:
-        # A zero-width space before '://', after 'www' or '#' stops GitHub from linking a URL or
-        # cross-referencing an issue named in the text (inserted before escaping adds entities).
-        text = _AUTOLINK.sub("\u200b", text)
-    text = _MD_RE.sub(lambda m: _MD_SPECIAL[m.group()], html.escape(text, quote=True))
-    if mentions:
-        # ... and one after '@' from notifying a user or team.
-        text = _MENTION.sub("@" + _ZWSP, text)
-    return text
+_SHA = lazy_compile(r"\b[0-9a-f]{40}\b")
+SHORT_SHA = 7  # as GitHub shows a commit
 
 
 def code(text: str, width: int = _CODE_WIDTH) -> str:
-    """Untrusted code inside a table cell: <code> with escaped content (backticks cannot open a span)."""
-    body = escape((text or "").strip(), mentions=False, width=width)
-    # Markdown collapses runs of spaces in inline HTML; keep indentation visible.
-    return f"<code>{body.replace('  ', '&nbsp; ')}</code>" if body else ""
+    """Untrusted code as a code span, as the findings show it (the recall block, the memory brief): no link, no
+    mention, a redacted line as in every other output (sentinel.report.mdsafe)."""
+    return code_span(text, width=width)
 
 
-def _headline(verdict: Verdict, title: str) -> str:
+def _headline(verdict: Verdict, title: str, exit_zero: bool = False) -> str:
     t = escape(title, width=120)
     if verdict.errored:
         return f"## \U0001F4A5 {t}: error \u2014 a check crashed, the change was not fully checked"
@@ -74,12 +46,23 @@ def _headline(verdict: Verdict, title: str) -> str:
         below = len(verdict.findings)
         tail = f" ({counts_phrase(verdict)} below the fail level)" if below else ""
         return f"## \u2705 {t}: passed{tail}"
-    return f"## \u274C {t}: failed \u2014 {counts_phrase(verdict)}"
+    state = "failed (exit 0: --exit-zero)" if exit_zero else "failed"
+    return f"## \u274C {t}: {state} \u2014 {counts_phrase(verdict)}"
 
 
-def _facts(verdict: Verdict) -> str:
+def short_shas(escaped: str, links: Links | None = None) -> str:
+    """Full commit SHAs in already-escaped text shortened as GitHub shows them, linked to the commit when the
+    repository is known."""
+    def short(m) -> str:
+        sha = m.group()
+        return f"[{sha[:SHORT_SHA]}]({links.commit(sha)})" if links is not None else sha[:SHORT_SHA]
+    return _SHA.sub(short, escaped)
+
+
+def _facts(verdict: Verdict, links: Links | None = None) -> str:
+    source = short_shas(escape(verdict.source, width=200), links)
     parts = [f"{verdict.files_changed} file(s)", f"{verdict.lines_added} added line(s)",
-             f"fail level **{verdict.fail_level.value}**", f"source {escape(verdict.source, width=120)}"]
+             f"fail level **{verdict.fail_level.value}**", f"source {source}"]
     if verdict.suppressed:
         parts.append(f"{verdict.suppressed} suppressed inline")
     if verdict.baselined:
@@ -103,8 +86,7 @@ def _problems(verdict: Verdict) -> list[str]:
                        f"{escape(r.reason) or 'no reason given'}")
     shown = verdict.not_checked[:_NOT_CHECKED_SHOWN]
     for nc in shown:
-        out.append(f"- \u26A0\uFE0F not checked: <code>{escape(nc.path, mentions=False)}</code> \u2014 "
-                   f"{escape(nc.reason)}")
+        out.append(f"- \u26A0\uFE0F not checked: {code_span(nc.path)} \u2014 {escape(nc.reason)}")
     if len(verdict.not_checked) > len(shown):
         out.append(f"- \u2026 and {len(verdict.not_checked) - len(shown)} more file(s) not checked")
     return out
@@ -129,6 +111,11 @@ class Links:
         return (f"{self.server}/{quote(self.repository, safe='/')}/blob/{quote(self.sha, safe='')}/"
                 f"{quote(path, safe='/')}{anchor}")
 
+    def commit(self, sha: str) -> str:
+        from urllib.parse import quote
+
+        return f"{self.server}/{quote(self.repository, safe='/')}/commit/{quote(sha, safe='')}"
+
 
 def rule_link(code_: str) -> str:
     from sentinel.report.links import rule_url
@@ -140,12 +127,12 @@ def rule_link(code_: str) -> str:
 
 
 def _row(f: Finding, links: Links | None = None) -> str:
-    detail = escape(f.message)
-    snippet = code(f.code)
+    detail = inline(f.message, table=True)
+    snippet = code_span(f.code, table=True)
     if snippet:
         detail += f"<br>{snippet}"
     if f.hint:
-        detail += f"<br><sub>hint: {escape(f.hint)}</sub>"
+        detail += f"<br><sub>hint: {inline(f.hint, table=True)}</sub>"
     where = location(f)
     rule = escape(f.rule, width=40)
     if links is not None:
@@ -164,11 +151,37 @@ def _file_open(path: str, n: int, links: Links | None = None) -> str:
     elif not path or is_pseudo_path(path):
         name = "the change as a whole"
     else:
-        name = f"<code>{escape(path, mentions=False)}</code>"
+        # a <summary> is HTML, where GitHub renders no Markdown; a heading is Markdown
+        name = code_html(path) if n > _OPEN_FILES else code_span(path)
     label = f"{name} \u2014 {n} finding{'' if n == 1 else 's'}"
     if n > _OPEN_FILES:
         return f"<details><summary>{label}</summary>\n\n{_TABLE_HEAD}"
     return f"#### {label}\n\n{_TABLE_HEAD}"
+
+
+def _reading_order(verdict: Verdict) -> list[tuple[str, list[Finding]]]:
+    """The findings per file in the files' order, then those about the message (claims), then those about the
+    change as a whole (drift): what the code does first."""
+    groups = group_by_path(verdict.findings)
+    rank = {MESSAGE_PATH: 1}
+    return sorted(groups.items(), key=lambda kv: rank.get(kv[0], 2 if is_pseudo_path(kv[0]) else 0))
+
+
+def silence_line(verdict: Verdict) -> str:
+    """How to silence a finding, with the real code of the first one shown, and where to read why it matters."""
+    if not verdict.findings:
+        return ""
+    from sentinel.report.links import rule_url
+    from sentinel.report.silence import config_line, inline_pragma
+
+    first = _reading_order(verdict)[0][1][0]
+    pragma = inline_pragma(first)
+    inline_way = f"add {code_span(pragma)} to its line (with its own rule code); " if pragma else ""
+    rule = escape(first.rule, width=40)
+    return (f"<sub>To silence a finding: {inline_way}{code_span(config_line(first))} under "
+            f"{code_span('[tool.sentinel.severity]')} turns a rule off, and {code_span('sentinel baseline')} accepts "
+            f"what is there today. Why {rule} matters: [{code_span('sentinel explain ' + first.rule)}]"
+            f"({rule_url(first.rule)}).</sub>")
 
 
 def _file_close(n: int) -> str:
@@ -176,46 +189,45 @@ def _file_close(n: int) -> str:
 
 
 def _recall(verdict: Verdict) -> str:
+    """The memory block: what sentinel.recall_view shows on every surface, typeset as inert markdown."""
     if not verdict.recall and not verdict.recall_note:
         return ""
-    lines = ["### \U0001F9E0 Experience memory"]
+    from sentinel import recall_view
+
+    lines = [f"### \U0001F9E0 {escape(recall_view.headline(verdict), width=200)}"]
     if verdict.recall:
+        shown, more = recall_view.groups(verdict, _RECALL_GROUPS, _RECALL_ITEMS)
         lines += ["", "<details><summary>Similar past fixes and recurring patterns for these findings</summary>", ""]
-        for g in verdict.recall[:_RECALL_GROUPS]:
+        for g in shown:
             lines.append(f"- **{escape(g.rule, width=40)}** {escape(g.title, width=200)} "
                          f"({g.finding_count} finding{'' if g.finding_count == 1 else 's'})")
-            for s in g.similar[:_RECALL_ITEMS]:
-                fix = f" \u2014 fix: {escape(s.fix_strategy, width=300)}" if s.fix_strategy else ""
-                lines.append(f"  - past fix <code>{escape(s.card_id, mentions=False, width=80)}</code> "
-                             f"({s.score:.2f}): {escape(s.summary, width=300)}{fix}")
-            for p in g.patterns[:_RECALL_ITEMS]:
-                res = f"; last resolved in {escape(p.last_resolution, width=120)}" if p.last_resolution else ""
-                lines.append(f"  - recurring \\[{escape(p.urgency, width=20)}\\]: seen {p.count}\u00D7 in "
-                             f"{p.changes} change(s){res}")
-            for a in g.earlier_attempts:
-                lines.append(f"  - {_earlier_attempt(a)}")
-            hidden = max(0, len(g.similar) - _RECALL_ITEMS) + max(0, len(g.patterns) - _RECALL_ITEMS)
-            if hidden:
-                lines.append(f"  - \u2026 {hidden} more")
-        if len(verdict.recall) > _RECALL_GROUPS:
-            lines.append(f"- \u2026 {len(verdict.recall) - _RECALL_GROUPS} more group(s)")
+            for it in g.items:
+                lines.extend(_recall_item(it))
+            if g.hidden:
+                lines.append(f"  - \u2026 {g.hidden} more")
+        if more:
+            lines.append(f"- \u2026 {more} more group(s)")
         lines += ["", "</details>"]
     if verdict.recall_note:
         lines += ["", f"<sub>{escape(verdict.recall_note)}</sub>"]
     return "\n".join(lines)
 
 
-def _earlier_attempt(a) -> str:
-    """One line for an earlier attempt at this change: when, where, and the line it wrote, as code."""
-    import time
-
-    from sentinel.report.terminal import cut_words
-
-    where = f"{a.path}:{a.line}" if a.line else (a.path or "the change")
-    more = f" (+{a.findings - 1} more)" if a.findings > 1 else ""
-    tried = code(cut_words(a.code, 160)) if a.code.strip() else escape(cut_words(a.message, 160))
-    return (f"tried before ({time.strftime('%Y-%m-%d %H:%M', time.localtime(a.at))}), still failed: "
-            f"<code>{escape(where, mentions=False, width=200)}</code>{more}: {tried}")
+def _recall_item(it) -> list[str]:
+    if it.kind == "pattern":
+        return [f"  - recurring: {escape(it.headline, width=200)} \u2014 {escape(it.why, width=200)}"]
+    if it.kind == "attempt":
+        return [f"  - {escape(it.why, width=200)}: {code(it.headline, width=200)}"]
+    score = f" {it.score:.2f}" if it.score is not None else ""
+    origin = f" {escape(it.origin, width=80)}" if it.origin else ""
+    head = (f"  - {escape(it.label, width=40)}{origin} \u00b7 {code_span(it.card_id, width=80)}{score}: "
+            f"{escape(it.headline, width=300)}")
+    out = [head]
+    if it.why:
+        out.append(f"    <br>why: {escape(it.why, width=300)}")
+    if it.fix:
+        out.append(f"    <br>fix: {escape(it.fix, width=300)}")
+    return out
 
 
 def _size(text: str) -> int:
@@ -231,9 +243,9 @@ def _cut(text: str, limit: int) -> str:
 
 
 def render(verdict: Verdict, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "Sentinel", links: Links | None = None,
-           **_) -> str:
+           exit_zero: bool = False, **_) -> str:
     verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
-    head = [_headline(verdict, title), "", _facts(verdict)]
+    head = [_headline(verdict, title, exit_zero), "", _facts(verdict, links)]
     checks = _checks_line(verdict)
     if checks:
         head += ["", checks]
@@ -245,15 +257,16 @@ def render(verdict: Verdict, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "S
     footer = f"\n{recall}\n" if recall else ""
 
     total = len(verdict.findings)
+    silence = f"\n{silence_line(verdict)}\n" if total else ""
     note_reserve = 400
-    budget = max_bytes - _size(header) - _size(footer) - note_reserve
+    budget = max_bytes - _size(header) - _size(footer) - _size(silence) - note_reserve
     body: list[str] = []
     used = 0
     shown = 0
     if total and budget > 0:
         body.append("\n### Findings\n")
         used += _size(body[0])
-        for path, items in group_by_path(verdict.findings).items():
+        for path, items in _reading_order(verdict):
             opening = "\n" + _file_open(path, len(items), links) + "\n"
             closing = _file_close(len(items))
             cost = _size(opening) + _size(closing)
@@ -274,7 +287,7 @@ def render(verdict: Verdict, max_bytes: int = DEFAULT_MAX_BYTES, title: str = "S
     elif not total and verdict.passed:
         body.append("\nNo findings on the checked lines.\n")
 
-    text = header + "".join(body)
+    text = header + "".join(body) + (silence if shown else "")
     if shown < total:
         text += (f"\n> [!WARNING]\n> Report truncated to fit {max_bytes:,} bytes: {shown} of {total} findings shown. "
                  f"Run `sentinel check --format json` (or read the SARIF upload) for all of them.\n")

@@ -85,11 +85,15 @@ _ROLE_WORDS = {"off": "not reported", "info": "information", "warning": "at most
 
 
 def role_policy(rule) -> str:
-    """What the rule does outside product code, in words: "tests: at most a warning; fixture: not reported"."""
-    if not rule.roles:
-        return "every file role: as in product code"
-    return "; ".join(f"{role}: {_ROLE_WORDS.get(action, 'as in product code')}"
-                     for role, action in rule.roles.items())
+    """What the rule does outside product code, in words: "tests: at most a warning; fixture: not reported"; and
+    in files checked as they are (--all-files), when that differs."""
+    text = "every file role: as in product code" if not rule.roles else \
+        "; ".join(f"{role}: {_ROLE_WORDS.get(action, 'as in product code')}" for role, action in rule.roles.items())
+    existing = getattr(rule, "existing", "same")
+    if existing != "same":
+        text += f"; existing code (`--all-files`, a named file the change does not touch): " \
+                f"{_ROLE_WORDS.get(existing, existing)}"
+    return text
 
 
 def equivalents(rule) -> str:

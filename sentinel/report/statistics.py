@@ -25,12 +25,13 @@ def rows(verdict: Verdict, rules: dict | None = None) -> list[dict]:
     return out
 
 
-def render(verdict: Verdict, rules: dict | None = None, as_json: bool = False, **_) -> str:
+def render(verdict: Verdict, rules: dict | None = None, as_json: bool = False, exit_zero: bool = False,
+           **_) -> str:
     verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     table = rows(verdict, rules)
     if as_json:
         return json.dumps(table, indent=2) + "\n"
     width = max((len(str(r["count"])) for r in table), default=1)
     out = [f"{r['count']:>{width}}  {r['code']}  {r['severity']:<7}  {r['name']}".rstrip() for r in table]
-    out.append(summary_line(verdict))
+    out.append(summary_line(verdict, exit_zero))
     return "\n".join(out) + "\n"

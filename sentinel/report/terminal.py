@@ -26,7 +26,6 @@ _CODE_WIDTH = 160
 # Recall is a reminder, not a report: a few lines at most.
 _RECALL_GROUPS = 3
 _RECALL_ITEMS = 2
-_RECALL_TEXT = 110
 _REASON_WIDTH = 70
 
 # Control characters (ANSI escapes included) and bidi overrides from a changed file must not
@@ -53,14 +52,10 @@ def shorten(text: str, width: int) -> str:
 
 
 def cut_words(text: str, width: int) -> str:
-    """At most `width` characters on one line, cut at a word boundary (a single word longer than that is cut
-    inside it), with an ellipsis when anything was cut."""
-    text = " ".join((text or "").split())
-    if len(text) <= width:
-        return text
-    head = text[: width - 1]
-    space = head.rfind(" ")
-    return (head[:space] if space > width // 3 else head).rstrip(" ,;:") + "\u2026"
+    """At most `width` characters on one line, cut at a word boundary with an ellipsis (sentinel.recall_view)."""
+    from sentinel.recall_view import shorten
+
+    return shorten(text, width)
 
 
 def location(f: Finding) -> str:
@@ -99,10 +94,13 @@ def check_status_parts(checks: list[CheckResult], fail_level: Severity) -> list[
     return parts
 
 
-def verdict_state(verdict: Verdict) -> str:
+def verdict_state(verdict: Verdict, exit_zero: bool = False) -> str:
+    """passed, failed or error; with ``exit_zero`` (``--exit-zero``) a failed gate says it exits 0 anyway."""
     if verdict.errored:
         return "error"
-    return "passed" if verdict.passed else "failed"
+    if verdict.passed:
+        return "passed"
+    return "failed (exit 0: --exit-zero)" if exit_zero else "failed"
 
 
 def _plural(n: int, word: str) -> str:
@@ -116,11 +114,12 @@ def counts_phrase(verdict: Verdict) -> str:
     return ", ".join(parts) or "no findings"
 
 
-def summary_line(verdict: Verdict) -> str:
+def summary_line(verdict: Verdict, exit_zero: bool = False) -> str:
     """The one line every format ends with (the CLI echoes it when the report goes to a file)."""
     # "file(s)"/"added line(s)" wording is relied on by scripts and tests: keep it stable.
-    text = (f"sentinel: {verdict_state(verdict)} - {counts_phrase(verdict)} in {verdict.files_changed} file(s), "
-            f"{verdict.lines_added} added line(s) [{clean(verdict.source)}, fail-level {verdict.fail_level.value}]")
+    text = (f"sentinel: {verdict_state(verdict, exit_zero)} - {counts_phrase(verdict)} in "
+            f"{verdict.files_changed} file(s), {verdict.lines_added} added line(s) "
+            f"[{clean(verdict.source)}, fail-level {verdict.fail_level.value}]")
     extra = []
     if verdict.suppressed:
         extra.append(f"{verdict.suppressed} suppressed inline")
@@ -137,67 +136,64 @@ def summary_line(verdict: Verdict) -> str:
 
 
 def recall_lines(verdict: Verdict) -> list[tuple[str, str]]:
-    """The recall section as (kind, text) lines, trimmed to a few; kind is 'head', 'item' or 'dim'."""
+    """The recall section as (kind, text) lines, trimmed to a few; kind is 'head', 'item' or 'dim'. What it
+    shows is sentinel.recall_view's, as on every other surface."""
     if not verdict.recall and not verdict.recall_note:
         return []
+    from sentinel import recall_view
+
     out: list[tuple[str, str]] = []
-    n_similar = sum(len(g.similar) for g in verdict.recall)
-    n_patterns = sum(len(g.patterns) for g in verdict.recall)
     if verdict.recall:
-        fixes = f"{n_similar} similar past fix{'' if n_similar == 1 else 'es'}"
-        n_tried = sum(len(g.earlier_attempts) for g in verdict.recall)
-        tried = f", {_plural(n_tried, 'earlier attempt')} of this change" if n_tried else ""
-        out.append(("head", f"Experience memory: {fixes}, {_plural(n_patterns, 'recurring pattern')}{tried}"))
-    for group in verdict.recall[:_RECALL_GROUPS]:
+        out.append(("head", recall_view.headline(verdict)))
+    shown, more = recall_view.groups(verdict, _RECALL_GROUPS, _RECALL_ITEMS, max_patterns=1)
+    for group in shown:
         # The title already names the problem (the first finding's message); repeating the rule
         # code would make `grep -c SEN301` on the output count recall lines as findings.
-        out.append(("item", f"{shorten(clean(group.title), _RECALL_TEXT)} ({_plural(group.finding_count, 'finding')})"))
-        for s in group.similar[:_RECALL_ITEMS]:
-            out.append(("item", f"  past fix {clean(s.card_id)} ({s.score:.2f}): "
-                                f"{shorten(clean(s.summary), _RECALL_TEXT)}"))
-            if s.fix_strategy:
-                out.append(("dim", f"    fix: {shorten(clean(s.fix_strategy), _RECALL_TEXT)}"))
-        for p in group.patterns[:_RECALL_ITEMS]:
-            res = f"; last resolved in {shorten(clean(p.last_resolution), 40)}" if p.last_resolution else ""
-            out.append(("item", f"  recurring [{clean(p.urgency)}] seen {p.count}x in "
-                                f"{_plural(p.changes, 'change')}{res}"))
-        for a in group.earlier_attempts:
-            out.append(("item", "  " + earlier_attempt_line(a, clean)))
-        hidden = max(0, len(group.similar) - _RECALL_ITEMS) + max(0, len(group.patterns) - _RECALL_ITEMS)
-        if hidden:
-            out.append(("dim", f"  ... {hidden} more"))
-    if len(verdict.recall) > _RECALL_GROUPS:
-        out.append(("dim", f"  ... {len(verdict.recall) - _RECALL_GROUPS} more group(s) (--format json has them all)"))
+        out.append(("item", f"{clean(group.title)} ({_plural(group.finding_count, 'finding')})"))
+        for it in group.items:
+            out.extend(_recall_item(it))
+        if group.hidden:
+            out.append(("dim", f"  ... {group.hidden} more (--format json has them all)"))
+    if more:
+        out.append(("dim", f"  ... {more} more group(s) (--format json has them all)"))
     if verdict.recall_note:
         out.append(("dim", f"  ({clean(verdict.recall_note)})"))
     return out
 
 
-def earlier_attempt_line(a, text=lambda s: s, width: int = _RECALL_TEXT) -> str:
-    """One line for an earlier attempt at this change (sentinel.models.EarlierAttempt): when, where, the line
-    it wrote (cut at a word boundary). `text` makes a stored string fit for the output."""
-    import time
+_RECALL_WIDTH = 132  # a recall line, indentation included
 
-    where = f"{a.path}:{a.line}" if a.line else (a.path or "the change")
-    more = f" (+{a.findings - 1} more)" if a.findings > 1 else ""
-    tried = cut_words(text(a.code).strip() or text(a.message), width)
-    return f"tried before ({time.strftime('%Y-%m-%d %H:%M', time.localtime(a.at))}), still failed: " \
-           f"{text(where)}{more}: {tried}"
+
+def _recall_item(it) -> list[tuple[str, str]]:
+    """A past fix in three lines: why it is shown and where it comes from; the problem; the fix and the card to
+    open. An earlier attempt and a pattern in one."""
+    from sentinel.recall_view import shorten as cut
+
+    if it.kind == "pattern":
+        return [("item", cut(f"  recurring: {clean(it.headline)} ({clean(it.why)})", _RECALL_WIDTH))]
+    if it.kind == "attempt":
+        return [("item", cut(f"  {clean(it.why)}: {clean(it.headline)}", _RECALL_WIDTH))]
+    lead = it.why if it.kind == "fix" and it.why else it.label
+    if it.kind == "fix" and it.label != "this project's past fix":
+        lead = f"{it.label}: {it.why}" if it.why else it.label
+    where = f" ({clean(it.origin)})" if it.origin else ""
+    score = f" {it.score:.2f}" if it.score is not None else ""
+    tail = f" [{clean(it.card_id)}{score}]"
+    lines = [("item", cut(f"  {clean(lead)}{where}", _RECALL_WIDTH)),
+             ("dim", cut(f"    problem: {clean(it.headline)}", _RECALL_WIDTH))]
+    fix = cut(f"    fix: {clean(it.fix)}", _RECALL_WIDTH - len(tail)) if it.fix else "   "
+    return lines + [("dim", fix + tail)]
 
 
 def suppression_hint(f: Finding) -> str:
-    """How to silence a rule, shown once per rule and run: inline for a line of code, else config.
+    """How to silence a rule, shown once per rule and run (and comment syntax): the pragma for its line, in
+    the file's comment syntax, else the config line."""
+    from sentinel.report.silence import phrase
 
-    It names the rule as ``<code>`` (the code is on the line above): `grep -c SEN301` on the output
-    keeps counting findings."""
-    if f.line and f.path and f.path != "COMMIT_MSG":
-        how = 'add "# sentinel: ignore[<code>]" to the line to silence it'
-    else:
-        how = 'turn the rule off with <code> = "off" under [tool.sentinel.severity]'
-    return f'note: {how}; "sentinel explain <code>" says why it matters'
+    return phrase(f)
 
 
-def render(verdict: Verdict, color: bool = False, **_) -> str:
+def render(verdict: Verdict, color: bool = False, exit_zero: bool = False, **_) -> str:
     verdict = scrub_verdict(verdict)  # sentinel.redact: the one output path
     def c(text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if color else text
@@ -215,9 +211,10 @@ def render(verdict: Verdict, color: bool = False, **_) -> str:
                 out.append(c(f"{'':12}| {shorten(code, _CODE_WIDTH)}", _DIM))
             if f.hint:
                 out.append(c(f"{'':12}hint: {clean(f.hint)}", _DIM))
-            if f.rule not in seen:
-                seen.add(f.rule)
-                out.append(c(f"{'':12}{suppression_hint(f)}", _DIM))
+            note = suppression_hint(f)
+            if note not in seen:  # once per rule and comment syntax
+                seen.add(note)
+                out.append(c(f"{'':12}{note}", _DIM))
 
     recall = recall_lines(verdict)
     if recall:
@@ -239,5 +236,5 @@ def render(verdict: Verdict, color: bool = False, **_) -> str:
     for nc in verdict.not_checked:
         out.append(c(f"{clean(nc.path)}: not checked ({clean(nc.reason)})", _YELLOW))
     color_summary = _GREEN if verdict.passed else _RED
-    out.append(c(summary_line(verdict), _BOLD + color_summary))
+    out.append(c(summary_line(verdict, exit_zero), _BOLD + color_summary))
     return "\n".join(out) + "\n"

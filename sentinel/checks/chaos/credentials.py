@@ -12,6 +12,7 @@ from sentinel.checks.chaos.rules import CREDENTIAL
 from sentinel.checks.chaos.scope import _LEXED_LANGS, _fixture_marked, _matching_lines
 from sentinel.checks.secrets import (
     PRIVATE_KEY_BEGIN,
+    RESERVED_HOST,
     TOKEN_GATE,
     find_aws_secret,
     find_tokens,
@@ -97,8 +98,11 @@ def _token_findings(ctx: FileContext, in_test, token_lines: set[int]) -> list[Fi
             kind, column = "private key block", None
         else:
             url = next(iter(find_url_credentials(raw, in_test)), None)
-            if url is not None and ctx.memo.get(_STRICT_URLS) and not _random_key(raw[url[0]:url[1]]):
-                url = None  # test vectors of URL parsers: "user:pass@host", "%25DOMAIN:pass@..." are data
+            if url is not None and (ctx.memo.get(_STRICT_URLS) or in_test and RESERVED_HOST.match(raw, url[1] + 1)) \
+                    and not _random_key(raw[url[0]:url[1]]):
+                # test vectors of URL parsers ("user:pass@host", "%25DOMAIN:pass@..."), and outside product code a
+                # host reserved for documentation (user:pass@example.com): data, unless the password is a real key
+                url = None
             if url is not None and not in_test and _documentation_at(ctx, n, url[0]):
                 # A connection string in a docstring or comment illustrates usage: stand-ins do not count there.
                 url = next(iter(find_url_credentials(raw, True)), None)

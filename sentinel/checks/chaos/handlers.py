@@ -97,6 +97,8 @@ def _best_effort(ctx: FileContext, handler: ast.ExceptHandler) -> str | None:
     if _explained(ctx, handler):
         return "explained in a comment"
     try_node = ctx.parent(handler)
+    if _explained_above(ctx, try_node, handler):
+        return "explained in a comment"
     body = getattr(try_node, "body", None) or []
     if body and all(_is_cleanup(stmt) for stmt in body):
         return "best-effort cleanup"
@@ -105,9 +107,61 @@ def _best_effort(ctx: FileContext, handler: ast.ExceptHandler) -> str | None:
     func = next((a for a in ctx.ancestors(handler) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if func is not None and _CLEANUP_FUNCS.search(func.name):
         return f"in {func.name}(), whose own failures must not escape"
+    documented = next((f for f in ctx.ancestors(handler) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and _DOCUMENTED_SWALLOW.search(ast.get_docstring(f) or "")), None)
+    if documented is not None:  # (the function, or the one that makes it: a decorator documents its wrapper)
+        return f"{documented.name}() documents that it swallows errors"
     if _after_the_result(ctx, try_node):
         return "side work after the result is settled"
+    if isinstance(try_node, ast.Try) and try_node.orelse and len(try_node.handlers) == 1:
+        return "the `else:` block runs only when the `try` succeeded"
+    if _keeps_defaults(ctx, try_node):
+        return "a failure leaves the default set before the `try`"
     return None
+
+
+# A function's docstring stating its contract: the errors are swallowed on purpose ("Wraps a function so that it
+# swallows exceptions", "Errors are ignored", "never raises").
+_DOCUMENTED_SWALLOW = lazy_compile(
+    r"(?:swallow|ignor|suppress|silenc|discard)\w*\s+(?:\w+\s+){0,3}?(?:errors?|exceptions?|failures?)\b|"
+    r"(?:errors?|exceptions?|failures?)\s+(?:are|is|get|will\s+be)\s+(?:silently\s+)?"
+    r"(?:swallowed|ignored|suppressed|discarded)|\bnever\s+raises?\b", re.I)
+
+
+def _explained_above(ctx: FileContext, try_node, handler: ast.ExceptHandler) -> bool:
+    """The comment lines right above a `try` with this one handler, when they talk about the failure it
+    tolerates ("# ... a permission error when accessing it. Catching a wider exception ...")."""
+    if not isinstance(try_node, ast.Try) or len(try_node.handlers) != 1:
+        return False
+    comments, n, block = ctx.lexed.comments, try_node.lineno - 1, []
+    while n >= 1 and comments.get(n) and not ctx.lexed.code_line(n).strip() and len(block) < 12:
+        block.append(comments[n])
+        n -= 1
+    return any(not _NOT_AN_EXPLANATION.match(c) and _ABOUT_FAILURE.search(c) for c in block)
+
+
+def _keeps_defaults(ctx: FileContext, try_node) -> bool:
+    """The `try` only rebinds names set before it in its function (``result = None`` ... ``try: result = f()``):
+    a failure leaves the default, which the code after it reads like any other value."""
+    if not isinstance(try_node, ast.Try):
+        return False
+    stored = {n.id for stmt in try_node.body for n in ast.walk(stmt)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    if not stored or any(isinstance(n, ast.Expr) for stmt in try_node.body for n in ast.walk(stmt)):
+        return False  # nothing kept, or work done for its effects (which a failure leaves half done)
+    before: set[str] = set()
+    node = try_node
+    for parent in ctx.ancestors(try_node):  # the statements before it in its block, then in each enclosing one
+        block = next((stmts for name in ("body", "orelse", "finalbody")
+                      if isinstance(stmts := getattr(parent, name, None), list) and node in stmts), None)
+        if block is not None:
+            before |= {t.id for stmt in block[:block.index(node)] if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                       for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                       if isinstance(t, ast.Name)}
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)):
+            break
+        node = parent
+    return stored <= before
 
 
 # What an explanation of a handler talks about: the failure it tolerates, or why tolerating it is fine.

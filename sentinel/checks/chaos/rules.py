@@ -20,6 +20,7 @@ RULES: tuple[Rule, ...] = (
                         "    except FileNotFoundError:\n        return ''\n",
         hint="Catch the specific exceptions you expect (e.g. `except (OSError, ValueError):`).",
         roles=QUALITY_ROLES, noqa=("E722", "B001", "bare-except", "W0702"), fix="safe",
+        mechanisms=("exception-handling",),
     ),
     Rule(
         code="SEN302", name="swallowed-broad-except", check="chaos", severity=Severity.ERROR,
@@ -34,7 +35,7 @@ RULES: tuple[Rule, ...] = (
                         "        cache.reload()\n    except Exception:\n"
                         "        log.warning('cache reload failed', exc_info=True)\n",
         hint="Catch the specific exception, or log / re-raise it instead of discarding it.",
-        roles={**QUALITY_ROLES, TEST: INFO},
+        roles={**QUALITY_ROLES, TEST: INFO}, mechanisms=("exception-handling",),
         noqa=("BLE001", "S110", "S112", "B110", "B112", "SIM105", "broad-except", "broad-exception-caught", "W0703",
               "W0718"),
     ),
@@ -51,6 +52,7 @@ RULES: tuple[Rule, ...] = (
         roles={**SECURITY_ROLES, TEST: INFO},
         noqa=("S307", "S102", "B307", "B102", "PGH001", "eval-used", "exec-used", "W0123", "W0122"), security=True,
         fix="unsafe",
+        mechanisms=("parsing-escaping",),
     ),
     Rule(
         code="SEN304", name="hardcoded-credential", check="chaos", severity=Severity.ERROR,
@@ -99,7 +101,7 @@ RULES: tuple[Rule, ...] = (
                         '    if m is None:\n        raise ValueError(f"not a version: {version!r}")\n'
                         '    return m.group(1)\n',
         hint="Check the result for None first (or pass a default to .get()).",
-        roles={**QUALITY_ROLES, TEST: OFF, CI: OFF},
+        roles={**QUALITY_ROLES, TEST: OFF, CI: OFF}, mechanisms=("none-missing-value",),
         noqa=("union-attr", "index", "reportOptionalMemberAccess", "reportOptionalSubscript"),
     ),
     Rule(
@@ -118,7 +120,7 @@ RULES: tuple[Rule, ...] = (
         counter_example='import subprocess\n\n\ndef archive(name):\n    subprocess.call(["tar", "czf", '
                         'f"{name}.tgz", name])\n',
         hint="Pass an argument list without shell=True, or shlex.quote() every value put into the command.",
-        roles=SECURITY_ROLES, security=True,
+        roles=SECURITY_ROLES, security=True, mechanisms=("parsing-escaping",),
         noqa=("S602", "S604", "S605", "B602", "B604", "B605", "subprocess-popen-with-shell-equals-true",
               "call-with-shell-equals-true", "start-process-with-a-shell"),
     ),

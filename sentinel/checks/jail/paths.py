@@ -21,6 +21,8 @@ def is_protected(path: str, s: _Settings, config=None) -> bool:
 
 
 def _touched_protected(fc: FileChange, s: _Settings, config=None) -> str | None:
+    if fc.existing:
+        return None  # a file checked as it is was not touched (and a baseline must never accept touching it)
     verb = {FileStatus.ADDED: "adds", FileStatus.DELETED: "deletes", FileStatus.RENAMED: "renames",
             FileStatus.COPIED: "copies to", FileStatus.BINARY: "changes"}.get(fc.status, "modifies")
     if is_protected(fc.path, s, config):

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from sentinel.digest import sha256  # CPython's own SHA-256: hashlib would load OpenSSL
-from sentinel.memory.cards.codemap import norm_path
+from sentinel.memory.cards.codemap import norm_path, symbol_key
 from sentinel.memory.cards.index import (
     CARDS_FILE,
     FORMAT,
@@ -78,12 +78,15 @@ def _csr(rows: dict[str, list[int]]) -> tuple[list[str], np.ndarray, np.ndarray]
 
 def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *, built_at: str | None = None,
                 sources: list[str] | None = None, batch: int = 4096, timings: dict | None = None,
-                codemap: dict[str, list[str]] | None = None) -> dict:
+                codemap: dict[str, list[str]] | None = None, project: bool = False) -> dict:
     """Write an index of already-checked raw cards to out_dir (replaced atomically). Returns meta.
 
     embedder None -> a lexical-only index. built_at defaults to SOURCE_DATE_EPOCH or now (UTC).
     timings, when given, receives the seconds spent in each phase. codemap: the project's code map
     (sentinel.memory.cards.codemap), stored beside a learned index so queries can point at the cards' files.
+    project: the cards are one project's own history (a learned index; implied by a codemap): each card also
+    gets its files' share of the project's fixes (heat.npy, and hot.npy: the rows hottest first), the prior a
+    search weighs its evidence against.
     """
     import numpy as np
 
@@ -171,8 +174,11 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
         keys |= {f"mech:{m}" for m in mechs} | {f"ident:{i}" for i in idents}
         keys |= {f"exc:{e.lower().rsplit('.', 1)[-1]}" for e in c.tags.exceptions}
         keys |= {f"file:{norm_path(p)}" for p in c.tags.files}
+        keys |= {f"sym:{symbol_key(s)}" for s in c.tags.symbols if "::" in s}
         for key in sorted(keys):
             facets.setdefault(key, []).append(row)
+    if project or codemap is not None:
+        _write_heat(tmp, typed, facets)
     fkeys, findptr, fdocs = _csr(facets)
     (tmp / "facet_keys.txt").write_text("".join(f"{k}\n" for k in fkeys), encoding="utf-8")
     np.save(tmp / "facet_indptr.npy", findptr)
@@ -224,6 +230,31 @@ def build_index(cards: list[dict], out_dir: str | Path, embedder: Any = None, *,
         _rmtree(old)
     forget_index(out_dir)
     return meta
+
+
+HEAT_PRIOR = 20
+
+
+def _write_heat(tmp: Path, typed: list, facets: dict[str, list[int]]) -> None:
+    """heat.npy: per card, the share of the project's cards whose fix touched the card's most-fixed file (0 for a
+    card without files), shrunk towards 0 by HEAT_PRIOR cards a project has not had yet — in a history of a few
+    fixes every file looks hot; hot.npy: the rows by heat, then newest first. In a project's own history the files
+    fixed most often are the likeliest to be fixed again: a query that says little still lands near them."""
+    import numpy as np
+
+    n = len(typed) + HEAT_PRIOR
+    heat = np.zeros(len(typed), dtype=np.float32)
+    for row, c in enumerate(typed):
+        counts = [len(facets.get(f"file:{norm_path(p)}", ())) for p in c.tags.files]
+        heat[row] = max(counts, default=0) / n
+    dates = [c.provenance.date or "" for c in typed]
+    order = sorted(range(len(typed)), key=lambda r: (-float(heat[r]), not dates[r], _descending(dates[r]), r))
+    np.save(tmp / "heat.npy", heat)
+    np.save(tmp / "hot.npy", np.asarray(order, dtype=np.int32))
+
+
+def _descending(text: str) -> tuple:
+    return tuple(-ord(ch) for ch in text)
 
 
 def exact_signals(card) -> tuple[list[str], list[str]]:

@@ -50,6 +50,12 @@ def norm_path(path: str) -> str:
     return "/".join(parts)
 
 
+def symbol_key(symbol: str) -> str:
+    """A card symbol ("src/pkg/client.py::Client.send") as the index keys it: its path as norm_path spells it."""
+    path, _, qual = symbol.partition("::")
+    return f"{norm_path(path)}::{qual}"
+
+
 def definitions(text: str) -> set[str]:
     """Names a source file defines (lower-cased, at least MIN_NAME characters, not private dunders)."""
     out = set()

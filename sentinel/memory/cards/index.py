@@ -130,6 +130,22 @@ class MemoryIndex:
         return v
 
     @property
+    def has_heat(self) -> bool:
+        """A project's own index: each card's files' share of the project's fixes (sentinel.memory.cards.build)."""
+        has = self._cache.get("has_heat")
+        if has is None:
+            has = self._cache["has_heat"] = (self.path / "heat.npy").is_file() and (self.path / "hot.npy").is_file()
+        return has
+
+    def heat_of(self, rows: list[int]) -> list[float]:
+        data = self._arr("heat").data
+        return [float(data[r]) for r in rows]
+
+    def hot_rows(self, n: int) -> list[int]:
+        """The n rows whose files the project fixed most often, newest first among equals."""
+        return self._arr("hot").data[:n].tolist()
+
+    @property
     def has_vectors(self) -> bool:
         return bool(self.meta.get("model")) and (self.path / "vectors.npy").is_file()
 

@@ -35,6 +35,10 @@ class Tags(_Strict):
     # The source files the fix changed (repository-relative POSIX paths; learned cards): what the project's
     # code map points a query at (sentinel.memory.cards.codemap).
     files: list[str] = Field(default_factory=list)
+    # The functions, methods and classes whose code the fix changed, "path::Qualname" (learned cards; read from
+    # the fix's diff with the AST): where a finding in the same code finds its past fix.
+    # Recall at a failure puts a past fix of the failing definition first (sentinel.memory.retrieval.site).
+    symbols: list[str] = Field(default_factory=list)
 
 
 class Chunk(_Strict):
@@ -42,15 +46,43 @@ class Chunk(_Strict):
     why: str
 
 
+class CodeChange(_Strict):
+    """One change of the fix as the AST saw it: where, what kind (taxonomy.CHANGE_KINDS), before -> after."""
+
+    symbol: str  # "path::Qualname", or "path" for module-level code
+    kind: str
+    detail: str
+
+
+class Excerpt(_Strict):
+    """The key lines of the fix, before and after (redacted; learned cards only: the project's own code)."""
+
+    file: str
+    symbol: str = ""
+    before: str = ""
+    after: str = ""
+
+
 class PatchDigest(_Strict):
     areas: list[str]
     chunks: list[Chunk]
+    changes: list[CodeChange] = Field(default_factory=list)
+    excerpt: Excerpt | None = None
+
+
+class RegressionTest(_Strict):
+    """The test the fix added (or changed) and the check in it that pins the bug."""
+
+    name: str
+    file: str = ""
+    assertion: str = ""
 
 
 class Verification(_Strict):
     reproduction: str
     tests_added: list[str]
     edge_cases: list[str] = Field(default_factory=list)
+    regression_test: RegressionTest | None = None
 
 
 class Provenance(_Strict):
@@ -94,7 +126,7 @@ class Card(_Strict):
         """The text the embedder sees: the index layer only (the resolution layer would dilute the symptom).
         The deterministic standardiser's template words carry no meaning and are left out of the vector."""
         summary = self.problem_summary
-        if self.quality.standardiser == "deterministic":
+        if self.quality.standardiser == "deterministic" and _TEMPLATE_HEAD.match(summary):
             summary = _TEMPLATE_WORDS.sub(" ", summary)
         parts = [summary, "; ".join(self.signals), ", ".join(self.tags.components)]
         if self.tags.exceptions:
@@ -128,6 +160,10 @@ _TEMPLATE_WORDS = re.compile(r"\b(?:Incorrect behaviour|An unexpected|A regressi
                              r"A misleading error report|A hang or endless loop|A resource leak|"
                              r"Needlessly slow or memory-hungry behaviour|in the|component around|component|"
                              r"involving|Likely mechanism)\b")
+# how those template summaries begin (cards written before the standardiser quoted the project's own words)
+_TEMPLATE_HEAD = re.compile(r"(?:Incorrect behaviour|An unexpected|A regression|A spurious or missing|"
+                            r"A misleading error report|A hang or endless loop|A resource leak|"
+                            r"Needlessly slow or memory-hungry behaviour) in the ")
 RULE_CODE_RE = re.compile(r"^SEN\d{3}$")
 # 7+ hex characters mixing digits and letters: a commit hash. Pure numbers ("1048576") and words made of
 # a-f letters only ("defaced") are not hashes.
@@ -173,8 +209,10 @@ LIMITS = {
     "problem_summary": (40, 400), "signals": (10, 18), "signal_words": (2, 4), "components": (1, 5),
     "root_cause": (80, 1200), "fix_strategy": (80, 1200), "areas": (1, 6), "chunks": (3, 8), "chunk_chars": 300,
     "tests_added": (1, 10), "edge_cases": (0, 8), "ident_chars": 24, "sentences": 2, "identifiers": 24,
-    "files": 30,
+    "files": 30, "symbols": 30, "changes": 8, "excerpt_lines": 8, "excerpt_chars": 600, "assertion_chars": 300,
 }
+# "path::Qualname": a repository-relative path and a dotted name (`Response.iter_lines`, `parse_header`)
+SYMBOL_RE = re.compile(r"^([^/\\\s:][^\\:\n]*)::([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$")
 IDENT_ENTRY_RE = re.compile(r"^[A-Za-z_][\w.-]*$")
 REL_PATH_RE = re.compile(r"^[^/\\\s:][^\\:\n]*$")
 
@@ -244,6 +282,11 @@ def project_names_in(text: str, repository: str | None = None) -> list[str]:
     return sorted(found)
 
 
+def own_names(repository: str | None) -> set[str]:
+    """The names of a card's own repository ("python-trio/trio" -> python-trio, trio)."""
+    return {p for p in re.split(r"[/\s]+", (repository or "").lower()) if len(p) >= 3}
+
+
 def sentence_count(text: str) -> int:
     body = _ABBREV_RE.sub("eg", text.strip())
     return len(_SENTENCE_END_RE.findall(body)) + 1 if body else 0
@@ -306,6 +349,8 @@ def check_card(raw: Any) -> list[str]:
         if n > LIMITS["sentences"]:
             problems.append(f"problem_summary: {n} sentences, expected one or two")
         names = project_names_in(summary, repository)
+        if _s(_get(raw, "provenance", "source")) == "learned":  # its own history: its own name is no leak
+            names = [n for n in names if n not in own_names(repository)]
         if names:
             problems.append(f"problem_summary: names a repository or project ({', '.join(names)})")
         hashes = HASH_RE.findall(summary)
@@ -363,6 +408,12 @@ def check_card(raw: Any) -> list[str]:
         for path in paths:
             if not REL_PATH_RE.match(path) or ".." in path.split("/") or len(path) > 300:
                 problems.append(f"tags.files: {path[:60]!r} is not a relative POSIX path")
+        symbols = _str_list(tags.get("symbols"), "tags.symbols", problems)
+        _count(symbols, "tags.symbols", 0, LIMITS["symbols"], problems)
+        for sym in symbols:
+            m = SYMBOL_RE.match(sym)
+            if not m or ".." in m.group(1).split("/") or len(sym) > 400:
+                problems.append(f"tags.symbols: {sym[:60]!r} is not \"path::Qualname\"")
 
     for name in ("root_cause", "fix_strategy"):
         _length(_s(raw.get(name)), name, *LIMITS[name], problems)
@@ -395,6 +446,7 @@ def check_card(raw: Any) -> list[str]:
                 if DIFF_LINE_RE.match(line):
                     problems.append(f"patch_digest: looks like a pasted diff ({line[:40]!r})")
                     break
+        problems += _code_facts(digest)
 
     verification = raw.get("verification")
     if isinstance(verification, dict):
@@ -403,6 +455,10 @@ def check_card(raw: Any) -> list[str]:
             _count(tests, "verification.tests_added", *LIMITS["tests_added"], problems)
         edges = _str_list(verification.get("edge_cases"), "verification.edge_cases", problems)
         _count(edges, "verification.edge_cases", *LIMITS["edge_cases"], problems)
+        reg = verification.get("regression_test")
+        if isinstance(reg, dict) and len(str(reg.get("assertion", ""))) > LIMITS["assertion_chars"]:
+            problems.append(f"verification.regression_test.assertion: longer than {LIMITS['assertion_chars']} "
+                            "characters")
 
     prov = raw.get("provenance")
     if isinstance(prov, dict):
@@ -416,6 +472,33 @@ def check_card(raw: Any) -> list[str]:
         if source == "rule-class" and not refs:
             problems.append("provenance.references: required when source is rule-class (CWE, CVE, advisory, docs)")
     return _dedupe(problems)
+
+
+def _code_facts(digest: dict) -> list[str]:
+    """The checklist of the optional code layer: changes of known kinds, a short excerpt."""
+    from sentinel.memory.cards.taxonomy import CHANGE_KINDS
+
+    problems: list[str] = []
+    changes = digest.get("changes")
+    if isinstance(changes, list):
+        _count(changes, "patch_digest.changes", 0, LIMITS["changes"], problems)
+        for i, ch in enumerate(changes):
+            if isinstance(ch, dict) and ch.get("kind") not in CHANGE_KINDS:
+                problems.append(f"patch_digest.changes[{i}].kind: {str(ch.get('kind'))[:40]!r} is not a change kind")
+            if isinstance(ch, dict) and len(str(ch.get("detail", ""))) > LIMITS["chunk_chars"]:
+                problems.append(f"patch_digest.changes[{i}].detail: longer than {LIMITS['chunk_chars']} characters")
+    excerpt = digest.get("excerpt")
+    if isinstance(excerpt, dict):
+        for side in ("before", "after"):
+            text = excerpt.get(side) or ""
+            if isinstance(text, str) and (len(text) > LIMITS["excerpt_chars"]
+                                          or text.count("\n") >= LIMITS["excerpt_lines"]):
+                problems.append(f"patch_digest.excerpt.{side}: at most {LIMITS['excerpt_lines']} lines and "
+                                f"{LIMITS['excerpt_chars']} characters")
+        path = excerpt.get("file")
+        if isinstance(path, str) and (not REL_PATH_RE.match(path) or ".." in path.split("/")):
+            problems.append(f"patch_digest.excerpt.file: {path[:60]!r} is not a relative POSIX path")
+    return problems
 
 
 def _dedupe(items: Iterable[str]) -> list[str]:

@@ -365,3 +365,128 @@ def infer(text: str = "", code: str = "", exceptions: list[str] | tuple[str, ...
 def label(tag: str) -> str:
     m = BY_TAG.get(tag)
     return m.label if m else tag
+
+
+# What a fix's code did, as sentinel.memory.learn.astchange names it (learned cards' patch_digest.changes):
+# kind -> (how a signal names it, 2-3 words; priority: the lower, the more a kind says about the fix).
+CHANGE_KINDS: dict[str, tuple[str, int]] = {
+    "exception-narrowed": ("exception handler narrowed", 0),
+    "exception-widened": ("exception handler widened", 0),
+    "exception-changed": ("caught exception changed", 1),
+    "handler-added": ("exception handler added", 1),
+    "handler-moved": ("exception handler moved", 1),
+    "none-guard": ("None check added", 1),
+    "lookup-default": ("lookup with default", 1),
+    "type-guard": ("type check added", 2),
+    "membership-guard": ("membership check added", 2),
+    "length-guard": ("length check added", 2),
+    "falsy-guard": ("empty value check", 2),
+    "version-guard": ("version check added", 2),
+    "default-fallback": ("fallback default value", 2),
+    "bound-changed": ("boundary condition changed", 2),
+    "early-return": ("early return added", 3),
+    "lock-added": ("lock acquired", 3),
+    "cleanup-added": ("cleanup added", 3),
+    "raise-added": ("error raised", 3),
+    "raise-changed": ("raised error changed", 3),
+    "condition-changed": ("condition changed", 4),
+    "guard": ("new branch added", 4),
+    "call-replaced": ("call replaced", 4),
+    "argument-changed": ("call arguments changed", 4),
+    "default-changed": ("parameter default changed", 4),
+    "signature-changed": ("signature changed", 5),
+    "context-added": ("context manager added", 5),
+    "await-added": ("await added", 5),
+    "await-removed": ("await removed", 5),
+    "return-added": ("missing return added", 3),
+    "return-changed": ("return value changed", 5),
+    "import-changed": ("import changed", 6),
+    "assignment-changed": ("assigned value changed", 5),
+    "target-changed": ("assigned name changed", 5),
+    "assignment-added": ("value assigned", 6),
+    "value-changed": ("constant changed", 6),
+    "decorator-changed": ("decorator changed", 6),
+    "bases-changed": ("class bases changed", 4),
+    "handler-removed": ("exception handler removed", 6),
+    "condition-removed": ("condition removed", 6),
+    "raise-removed": ("raise removed", 6),
+    "loop-changed": ("loop changed", 6),
+    "call-added": ("call added", 7),
+    "call-removed": ("call removed", 7),
+    "function-added": ("helper function added", 8),
+    "function-removed": ("function removed", 8),
+    "logic-changed": ("logic changed", 9),
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Mechanisms from what a fix's code did (sentinel.memory.learn.astchange): regexes over the facts of its changes —
+# the change kinds ("none-guard", "bound") and what they involve ("call:sorted", "kw:encoding", "except:KeyError",
+# "with:open", "in:__eq__" for the function changed). This, not the wording around a fix, is what names the
+# mistake a learned card records; the text cues above only break ties and speak when the code says nothing.
+CHANGE_CUES: dict[str, tuple[str, ...]] = {
+    "none-missing-value": (r"none-guard", r"lookup-default", r"default-fallback"),
+    "off-by-one": (r"bound",),
+    "bytes-str-encoding": (r"call:\S*(?:encode|decode|fsencode|fsdecode|to_bytes|to_unicode|to_native)",
+                           r"kw:(?:encoding|errors)"),
+    "mutable-shared-state": (r"call:\S*(?:\.copy|deepcopy|copy\.copy)", r"mutable-default"),
+    "async-cancellation": (r"await", r"call:\S*(?:cancel|shield|checkpoint\w*|CancelScope|move_on_\w+|fail_after|"
+                           r"wait_for|create_task|TaskGroup)", r"except:\S*Cancel\w*", r"with:\S*(?:CancelScope|"
+                           r"move_on_\w+|fail_after|timeout)"),
+    "resource-leak": (r"cleanup", r"finally", r"with:(?:open|\S*closing|\S*ExitStack|\S*TemporaryDirectory)"),
+    "race-concurrency": (r"lock", r"call:\S*(?:Lock|RLock|Semaphore|Condition)"),
+    "time-zone": (r"call:\S*(?:utcnow|fromtimestamp|utcfromtimestamp|astimezone|localtime|gmtime|mktime|"
+                  r"timezone)", r"kw:tz(?:info)?"),
+    "path-handling": (r"call:(?:os\.path\.\w+|\S*\bPath|\S*PurePath|\S*\.resolve|\S*fspath|\S*\.as_posix|"
+                      r"\S*normcase)",),
+    "exception-handling": (r"handler", r"exception-(?:narrowed|widened|changed)", r"raise-(?:added|changed)",
+                           r"handler-(?:added|removed|moved)"),
+    "type-handling": (r"type-guard",),
+    "parsing-escaping": (r"call:(?:re\.\w+|\S*\.(?:split|rsplit|partition|rpartition|strip|lstrip|rstrip|"
+                         r"splitlines)|\S*(?:quote|unquote|escape|unescape)\w*|shlex\.\w+)",),
+    "stale-cache": (r"call:\S*(?:cache_clear|invalidate\w*|clear_cache)", r"decorator:\S*(?:lru_cache|cache\b|"
+                    r"cached_property)"),
+    "ordering-determinism": (r"call:(?:sorted|\S*\.sort|\S*OrderedDict)",),
+    "compat-version": (r"version-guard", r"except:(?:ImportError|ModuleNotFoundError)"),
+    "config-option-ignored": (r"passthrough:\w+",),
+    "numeric-precision": (r"call:(?:round|\S*Decimal|math\.\w+|\S*quantize|divmod)",),
+    "signature-arguments": (r"param:\*{1,2}\w+", r"call:\S*(?:wraps|signature)\b"),
+    "inheritance-override": (r"call:super", r"bases"),
+    "http-status-retry": (r"kw:(?:timeout|retries|max_retries|follow_redirects|allow_redirects)",
+                          r"call:\S*(?:raise_for_status|retry\w*)"),
+    "empty-input": (r"falsy-guard", r"length-guard"),
+    "equality-hashing": (r"in:__(?:eq|ne|hash|lt|le|gt|ge)__",),
+    "warning-noise": (r"call:\S*\bwarn", r"except:\S*Warning"),
+}
+_CHANGE_RX: dict[str, re.Pattern] = {}
+
+
+def change_scores(facts: list[str] | tuple[str, ...]) -> dict[str, float]:
+    """Score per mechanism from the facts of a fix's changes, strongest change first: a fact counts by its
+    position (the first change's facts 1.0, later ones less), each distinct fact once."""
+    out: dict[str, float] = {}
+    seen: set[tuple[str, str]] = set()
+    for rank, fact in enumerate(facts):
+        weight = 1.0 / (1 + rank / 4)
+        for tag, cues in CHANGE_CUES.items():
+            rx = _CHANGE_RX.get(tag)
+            if rx is None:
+                rx = _CHANGE_RX[tag] = re.compile("|".join(f"(?:{c})" for c in cues))
+            if (tag, fact) not in seen and rx.fullmatch(fact):
+                seen.add((tag, fact))
+                out[tag] = out.get(tag, 0.0) + weight
+    return out
+
+
+def from_change(facts: list[str] | tuple[str, ...], text: str = "", exceptions: list[str] | tuple[str, ...] = (),
+                limit: int = 2) -> list[str]:
+    """The mechanisms of a fix: those its code changes point at (text cues of its description order them);
+    when the code points at none, a mechanism its description names with several distinct cues."""
+    code = change_scores(facts)
+    words = scores(text, exceptions=exceptions) if text else {}
+    ranked = sorted(code, key=lambda t: (-(code[t] + 0.25 * min(words.get(t, 0.0), 3)), TAGS.index(t)))
+    out = [t for t in ranked if code[t] >= 0.4][:limit]
+    if not out:
+        strong = sorted((t for t, v in words.items() if v >= 2.5), key=lambda t: (-words[t], TAGS.index(t)))
+        out = strong[:1]
+    return out

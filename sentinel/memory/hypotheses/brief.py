@@ -24,15 +24,32 @@ ATTEMPTS = 10
 
 
 class CardHint(Record):
+    """A similar past fix as the brief shows it: the recall hit of the gate (sentinel.memory.retrieval.recall)."""
+
     card_id: str
     score: float
     summary: str
     fix: str = ""
     source: str = ""
+    why: str = ""
+    commit: str | None = None
+    date: str | None = None
+    url: str | None = None
+    repository: str | None = None
 
     def to_json(self) -> dict:
         return {"id": self.card_id, "score": self.score, "summary": self.summary, "fix": self.fix,
-                "source": self.source}
+                "source": self.source, "why": self.why, "commit": self.commit, "date": self.date, "url": self.url,
+                "repository": self.repository}
+
+    def item(self):
+        """The line every surface shows for this fix (sentinel.recall_view)."""
+        from sentinel import recall_view
+        from sentinel.models import SimilarFix
+
+        return recall_view.fix_item(SimilarFix(self.card_id, self.score, self.summary, self.fix, source=self.source,
+                                               why=self.why, commit=self.commit, date=self.date, url=self.url,
+                                               repository=self.repository))
 
 
 class Brief(Record):
@@ -72,51 +89,55 @@ class Brief(Record):
         return _render(self, escape, code, heading=heading)
 
 
-def _query_for(attempt: Attempt | None, patterns: list[Pattern]) -> tuple[str, str | None] | None:
+def _findings_for(attempt: Attempt | None, patterns: list[Pattern]) -> tuple[str, list] | None:
+    """(rule, the findings to recall for): the latest failed attempt's blocking findings of its first rule, with
+    their files and lines (recall places them), else the top pattern's examples."""
+    from sentinel.models import Finding, Severity
+
     if attempt and attempt.findings:
         blocking = [f for f in attempt.findings if f.blocking] or attempt.findings
         rule = blocking[0].rule
-        msgs = list(dict.fromkeys(f.message for f in blocking if f.rule == rule))[:3]
-        return ". ".join(msgs), rule
+        return rule, [Finding(rule=rule, check="", severity=Severity.ERROR, path=f.path or "", line=f.line,
+                              message=f.message) for f in blocking if f.rule == rule][:3]
     if patterns:
         top = patterns[0]
-        return mechanism_of(top.signature), top.rule
+        text = mechanism_of(top.signature)
+        examples = top.examples or [None]
+        return top.rule, [Finding(rule=top.rule, check="", severity=Severity.ERROR,
+                                  path=(e.path if e else "") or "", line=e.line if e else None, message=text)
+                          for e in examples[:3]]
     return None
 
 
-def similar_cards(query: str, rule: str | None, config, root: str | None, k: int = 3) -> tuple[list[CardHint], str]:
-    """Cards for `query` through the memory search API; (hints, note when unavailable)."""
+def similar_cards(rule: str, findings: list, config, root: str | None, k: int = 3,
+                  rules=None) -> tuple[list[CardHint], str]:
+    """The gate's own recall for these findings (the same hits, why and origin as a failing run shows);
+    (hints, note when unavailable). `rules`: a function returning the rule declarations by code
+    (sentinel.checks.rule_index; memory does not import the checks)."""
     try:
-        from sentinel import memory
-        from sentinel.memory.cards.index import IndexMissing
+        from sentinel.memory.retrieval import recall
     except ImportError as exc:
         return [], f"similar past fixes unavailable: {exc}"
-    kwargs = {"config": config} if config is not None else {}
-    try:
-        index = memory.load_index(root=root)
-        hits = list(memory.search(query, k=k, rule=rule, index=index, **kwargs))
-        if not hits:
-            hits = list(memory.search(query, k=k, index=index, **kwargs))
-    except IndexMissing as exc:
-        return [], f"similar past fixes unavailable: {exc}"
+    about = rules().get(rule) if rules is not None else None
+    hits, note = recall.similar_for_findings(rule, findings, config, root, about=about)
     out = []
     for h in hits[:k]:
-        card = memory.show(h.id, index=index) or {}
-        fix = " ".join((card.get("fix_strategy") or "").split())
-        out.append(CardHint(h.id, round(float(h.score), 3), h.problem_summary, fix[:240], getattr(h, "source", "")))
-    return out, ""
+        j = recall.hit_json(h)
+        out.append(CardHint(h.id, j["score"], h.problem_summary, h.fix_line, h.source, h.why, j["commit"], j["date"],
+                            j["url"], j["repository"]))
+    return out, note or ""
 
 
 def build_brief(store, project: str, change_id: str, change_ref: str, *, config=None, root: str | None = None,
-                with_cards: bool = True, patterns: int = PATTERNS, attempts: int = ATTEMPTS) -> Brief:
+                with_cards: bool = True, patterns: int = PATTERNS, attempts: int = ATTEMPTS, rules=None) -> Brief:
     brief = Brief(project, change_ref, change_id)
     brief.attempts = store.attempts(project, change_id, limit=attempts)
     brief.patterns = store.patterns(project, limit=patterns, min_changes=2)
     if with_cards:
         failed = brief.failed_attempts
-        q = _query_for(failed[-1] if failed else None, brief.patterns)
+        q = _findings_for(failed[-1] if failed else None, brief.patterns)
         if q:
-            brief.similar, note = similar_cards(q[0], q[1], config, root)
+            brief.similar, note = similar_cards(q[0], q[1], config, root, rules=rules)
             if note:
                 brief.notes.append(note)
     return brief
@@ -174,7 +195,12 @@ def _render(brief: Brief, escape, code_span, heading: str = "###") -> str:
     if not brief.similar:
         lines.append("None found." if not brief.notes else esc(brief.notes[0]))
     for c in brief.similar:
-        lines.append(f"- {esc(c.card_id)} ({c.score:.2f}): {esc(c.summary[:200])}")
-        if c.fix:
-            lines.append(f"  fix: {esc(c.fix)}")
+        it = c.item()
+        score = f" {it.score:.2f}" if it.score is not None else ""
+        origin = f" {esc(it.origin)}" if it.origin else ""
+        lines.append(f"- {esc(it.label)}{origin} [{esc(it.card_id)}{score}]: {esc(it.headline)}")
+        if it.why:
+            lines.append(f"  why: {esc(it.why)}")
+        if it.fix:
+            lines.append(f"  fix: {esc(it.fix)}")
     return "\n".join(lines).rstrip() + "\n"

@@ -192,7 +192,7 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
     similar = None
     try:
         if groups:
-            similar = _similar_fixes(verdict, groups, config, root, rules)
+            similar = _similar_fixes(verdict, groups, config, root, rules, change)
     finally:  # the run is recorded (or queued) before anything leaves this function
         patterns, notes, settled = stored.finish(seconds, what)
     if groups:
@@ -261,11 +261,12 @@ def _group_sig_ids(groups) -> dict[str, list[str]]:
 
 
 def recall(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None, config,
-           root: str | None = None, rules=None, earlier=()) -> None:
+           root: str | None = None, rules=None, earlier=(), files_from=None) -> None:
     """Add recall groups: similar past fixes, and the recurring patterns with the same signatures
     (`patterns`: by sig id, from the store; None when memory was skipped), and the earlier failed attempts at
-    this change (`earlier`: `Attempt`s, oldest first)."""
-    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root, rules), earlier)
+    this change (`earlier`: `Attempt`s, oldest first). `files_from`: the Change whose files place the findings."""
+    _add_groups(verdict, groups, sig_ids, patterns, _similar_fixes(verdict, groups, config, root, rules, files_from),
+                earlier)
 
 
 EARLIER_ATTEMPTS = 5  # per group: the most recent ones, shown oldest first
@@ -293,12 +294,48 @@ def _earlier_for(rule: str, attempts) -> list[EarlierAttempt]:
 
 
 def _similar_fixes(verdict: Verdict, groups, config, root: str | None = None,
-                   rules=None) -> dict[str, list[SimilarFix]]:
-    """The similar past fixes of each group (rule), searched in group order."""
+                   rules=None, change=None) -> dict[str, list[SimilarFix]]:
+    """The similar past fixes of each group (rule), searched in group order, each placed where its findings
+    are (`change`: reads the files' post-change text for the enclosing definitions)."""
     search = _searcher(verdict, root)
     declared = rules() if rules is not None and groups else {}
-    return {rule: search(rule, findings, config, declared.get(rule)) if search else []
+    placed = _sites(groups, change)
+    return {rule: search(rule, findings, config, declared.get(rule), placed.get(rule, [])) if search else []
             for rule, findings in groups.items()}
+
+
+SITE_FINDINGS = 3  # per group: the findings whose places recall ranks with
+
+
+def _sites(groups, change) -> dict[str, list]:
+    """{rule: [FailureSite]} for the first findings of each group in a file of the change (a message or the
+    change as a whole has no place). A file that cannot be read still gives its path."""
+    try:
+        from sentinel.memory.retrieval.site import sites
+    except ImportError:
+        return {}
+    files = {f.path: f for f in change.changeset.files} if change is not None else {}
+    chosen = {rule: [f for f in findings if f.path in files][:SITE_FINDINGS] for rule, findings in groups.items()}
+    wanted = sorted({f.path for fs in chosen.values() for f in fs})
+    texts: dict[str, bytes | None] = {}
+    if wanted:
+        try:
+            texts = change.read(wanted)
+        except Exception:  # a place without its text is still a place: the path and line are known
+            texts = {}
+    out: dict[str, list] = {}
+    for rule, findings in chosen.items():
+        by_path: dict[str, list] = {}
+        for f in findings:
+            by_path.setdefault(f.path, []).append(f)
+        for path, fs in by_path.items():
+            fc = files[path]
+            data = texts.get(path)
+            text = data.decode("utf-8", "replace") if data is not None else None
+            header = next((h.section_header for h in fc.hunks
+                           if fs[0].line and h.target_start <= fs[0].line < h.target_start + h.target_length), "")
+            out.setdefault(rule, []).extend(sites(fs, text, fc.language, header))
+    return out
 
 
 def _add_groups(verdict: Verdict, groups, sig_ids: dict[str, list[str]], patterns: dict | None,
@@ -320,21 +357,29 @@ def _searcher(verdict: Verdict, root: str | None = None):
         verdict.recall_note = f"similar past fixes unavailable: {exc}"
         return None
 
-    def run(rule, findings, config, about=None):
+    def run(rule, findings, config, about=None, sites=()):
         try:
-            results, note = recall_search.similar_fixes(rule, findings, config, root=root, about=about)
+            results, note = recall_search.similar_fixes(rule, findings, config, root=root, about=about, sites=sites)
         except Exception as exc:  # a damaged index or a defect in search must not take the gate's verdict with it
             verdict.recall_note = f"similar past fixes unavailable: {type(exc).__name__}: {exc}"
             return []
         if note:
             verdict.recall_note = note
-        return [SimilarFix(card_id=r.id, score=round(r.score, 3), summary=r.problem_summary,
-                           fix_strategy=r.fix_line) for r in results]
+        return [similar_fix(r) for r in results]
 
     return run
 
 
-def brief_for_change(change, config, *, with_cards: bool = True):
+def similar_fix(hit) -> SimilarFix:
+    """The model every surface shows (terminal, JSON, markdown, MCP, memory brief) of a recall hit."""
+    prov = hit.provenance or {}
+    date = (prov.get("date") or "")[:10] or None
+    return SimilarFix(card_id=hit.id, score=round(hit.score, 3), summary=hit.problem_summary,
+                      fix_strategy=hit.fix_line, source=hit.source, why=hit.why, commit=prov.get("commit"),
+                      date=date, url=prov.get("url"), repository=prov.get("repository"))
+
+
+def brief_for_change(change, config, *, with_cards: bool = True, rules=None):
     """The brief (`sentinel.memory.hypotheses.brief.Brief`) for this change, or None when memory is unavailable.
     For reporters that show it (the PR comment shows it when a pattern recurs)."""
     from sentinel.memory.hypotheses.brief import build_brief
@@ -351,7 +396,7 @@ def brief_for_change(change, config, *, with_cards: bool = True):
     try:
         ident = change_identity(change, project)
         return build_brief(store, project, ident["change_id"], ident["change_ref"], config=config, root=root,
-                           with_cards=with_cards)
+                           with_cards=with_cards, rules=rules)
     except SentinelError:
         return None
     finally:
@@ -381,9 +426,10 @@ def current_change(root: str | None, config, change_ref: str | None = None, *, r
 
 
 def recall_from(verdict: Verdict, store, project: str, config, root: str | None = None, rules=None,
-                change: tuple[str, str, str | None] | None = None) -> None:
+                change: tuple[str, str, str | None] | None = None, files_from=None) -> None:
     """Recall for a verdict without recording it (readers such as the MCP server): `store` may be None.
-    `change`: (change_id, change_ref, content digest) of the change checked, for its earlier attempts."""
+    `change`: (change_id, change_ref, content digest) of the change checked, for its earlier attempts;
+    `files_from`: the Change whose files place the findings."""
     if verdict.passed or not verdict.findings:
         return
     groups = _groups(verdict)
@@ -400,4 +446,4 @@ def recall_from(verdict: Verdict, store, project: str, config, root: str | None 
                 earlier = _earlier(store, project, change[0], change[2], groups)
         except SentinelError as exc:
             verdict.recall_note = f"memory skipped: {exc}"
-    recall(verdict, groups, sig_ids, patterns, config, root, rules, earlier)
+    recall(verdict, groups, sig_ids, patterns, config, root, rules, earlier, files_from)

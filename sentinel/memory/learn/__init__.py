@@ -8,6 +8,9 @@
       -> the LearnedCardStore (sentinel.memory.store.learned) and the project's learned index
 
 Modules: model (the typed candidate), paths (what a changed file is), gitsource / github_source / records
-(candidate sources), purify, standardise, llm, qc, dedup, pipeline (the orchestration, stage counts, progress).
+(candidate sources), resolution (what the fix changed, read with the AST: codechange for a file's symbols,
+astchange for how one symbol changed, regression for the test and its assertion), nonfix (what is not a bug fix),
+purify, problem (the project's own description), phrases and standardise (the card), llm, qc, dedup, pipeline (the
+orchestration, stage counts, progress).
 Nothing here is imported by the hook path.
 """

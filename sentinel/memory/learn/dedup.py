@@ -44,13 +44,11 @@ def merge_into(keep: dict, other: dict) -> dict:
         if ref and ref not in refs:
             refs.append(ref)
     prov["references"] = refs[:20]
-    # the other fix touched its own files: the code map should point at the merged card from them too
-    files = list(keep.get("tags", {}).get("files", []))
-    for path in other.get("tags", {}).get("files", []):
-        if path not in files:
-            files.append(path)
-    if files:
-        keep.setdefault("tags", {})["files"] = files[:30]
+    # the other fix touched its own files and functions: location-aware recall should find the merged card there
+    for key in ("files", "symbols"):
+        joined = list(dict.fromkeys([*keep.get("tags", {}).get(key, []), *other.get("tags", {}).get(key, [])]))
+        if joined:
+            keep.setdefault("tags", {})[key] = joined[:30]
     return keep
 
 

@@ -1,9 +1,10 @@
 """Candidate fixes from the local git history.
 
-Two git processes however long the history: `git log` lists every commit with its message and changed files
+Three git processes however long the history: `git log` lists every commit with its message and changed files
 (names only: line counts would make git diff every commit, most of the run's time on a long history), the
-candidates are chosen from that, and one `git diff-tree --stdin` streams the patches of the candidates only,
-counting their added and removed lines as they pass. A commit is a candidate when
+candidates are chosen from that, one `git diff-tree --stdin` streams the patches of the candidates only,
+counting their added and removed lines as they pass, and one `git cat-file --batch` reads both versions of each
+candidate's changed Python files (the AST of the fix: resolution.py). A commit is a candidate when
 
   - it adds or edits a news/changelog fragment marked as a bug fix (towncrier types bugfix/bug/fix, or a
     `:tags: bug` changelog entry), or
@@ -22,6 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sentinel.gitio import feed_stdin
+from sentinel.memory.learn.codechange import MAX_SOURCE as MAX_BLOB
+from sentinel.memory.learn.codechange import PY_FILE
 from sentinel.memory.learn.model import Candidate, FileDiff
 from sentinel.memory.learn.paths import is_bugfix_fragment, role
 
@@ -94,6 +97,7 @@ def list_commits(root: str, rev: str = "HEAD", since: str | None = None, until: 
     return commits
 
 
+MAX_FILES = 60  # Python files of one candidate read for the AST (a larger fix is read from its diff)
 MAX_CHANGED_LINES = 4_000  # a commit changing more lines than this is a mass change, not one fix
 MAX_CHANGED_FILES = 150  # ... and one changing more files than this (known before its patch is read)
 
@@ -244,6 +248,68 @@ def build_candidate(c: CommitMeta, diffs: dict[str, str], truncated: bool, repos
     return cand, ""
 
 
+class Blobs:
+    """The versions of files before and after a commit, from one `git cat-file --batch` asked one blob at a
+    time (git flushes each answer, so a question and its answer never wait on each other)."""
+
+    def __init__(self, root: str):
+        try:
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                ["git", "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL)
+        except OSError:
+            self.proc = None
+
+    def get(self, specs: list[str]) -> list[tuple[bool, str | None]]:
+        """(known, text) of each spec, asked in one write (a few lines: the pipe takes them before git answers):
+        (True, None) for a file that does not exist there, (False, None) when it could not be read (too large for
+        the AST, or git failed)."""
+        proc = self.proc
+        if proc is None or any("\n" in s for s in specs):
+            return [(False, None)] * len(specs)
+        out: list[tuple[bool, str | None]] = []
+        try:
+            proc.stdin.write("".join(s + "\n" for s in specs).encode("utf-8", "surrogateescape"))
+            proc.stdin.flush()
+            for _ in specs:
+                header = proc.stdout.readline()
+                fields = header.rstrip(b"\n").rsplit(b" ", 2)
+                if not header.endswith(b"\n"):
+                    raise OSError("cat-file ended")
+                if fields[-1] in (b"missing", b"ambiguous") or len(fields) < 3:
+                    out.append((True, None))
+                    continue
+                size = int(fields[-1])
+                data = proc.stdout.read(size)
+                proc.stdout.read(1)
+                if fields[1] != b"blob" or len(data) != size or size > MAX_BLOB:
+                    out.append((False, None))
+                else:
+                    out.append((True, data.decode("utf-8", "replace")))
+        except (OSError, ValueError):
+            self.close()
+            return [(False, None)] * len(specs)
+        return out
+
+    def fill(self, cand: Candidate) -> None:
+        """Read both versions of the candidate's changed Python source and test files."""
+        files = [f for f in cand.files if f.role in ("source", "test") and PY_FILE.search(f.path)][:MAX_FILES]
+        got = self.get([spec for f in files for spec in (f"{cand.sha}^:{f.path}", f"{cand.sha}:{f.path}")])
+        for f, (known_b, before), (known_a, after) in zip(files, got[::2], got[1::2]):
+            if known_b and known_a and (before is not None or after is not None):
+                f.before, f.after, f.fetched = before, after, True
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+            proc.wait()
+
+
 def candidates(root: str, repository: str, *, rev: str = "HEAD", since: str | None = None,
                until: str | None = None, max_commits: int | None = None, seen: set[str] | None = None,
                counts: dict | None = None, progress: Callable[[str, int, int], None] | None = None):
@@ -262,17 +328,23 @@ def candidates_of(root: str, repository: str, commits: list[CommitMeta], counts:
     by_sha = {c.sha: (c, r) for c, r in chosen}
     rejected: dict[str, int] = {}
     n = 0
-    for i, (sha, diffs, truncated, line_counts) in enumerate(stream_diffs(root, [c.sha for c, _ in chosen]), 1):
-        if progress:
-            progress("diffs", i, len(chosen))
-        if sha not in by_sha:
-            continue
-        meta, reasons = by_sha[sha]
-        cand, why = build_candidate(meta, diffs, truncated, repository, reasons, line_counts)
-        if cand is None:
-            rejected[why] = rejected.get(why, 0) + 1
-            continue
-        n += 1
-        yield cand
+    blobs = Blobs(root)
+    try:
+        for i, (sha, diffs, truncated, line_counts) in enumerate(stream_diffs(root, [c.sha for c, _ in chosen]),
+                                                                 1):
+            if progress:
+                progress("diffs", i, len(chosen))
+            if sha not in by_sha:
+                continue
+            meta, reasons = by_sha[sha]
+            cand, why = build_candidate(meta, diffs, truncated, repository, reasons, line_counts)
+            if cand is None:
+                rejected[why] = rejected.get(why, 0) + 1
+                continue
+            blobs.fill(cand)
+            n += 1
+            yield cand
+    finally:
+        blobs.close()
     counts["candidates"] = n
     counts["not_candidates"] = rejected

@@ -39,7 +39,7 @@ def build_cards_index(cards: list[dict], out: Path, config: Any = None, root: st
     except EmbedderUnavailable:
         embedder = None
     cmap = source_code_map(root, rev) if root else None
-    return build_index(valid, out, embedder, sources=sources, codemap=cmap)
+    return build_index(valid, out, embedder, sources=sources, codemap=cmap, project=True)
 
 
 def source_code_map(root: str, rev: str = "HEAD") -> dict[str, list[str]]:

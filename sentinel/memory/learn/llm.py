@@ -20,7 +20,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sentinel.llmclient import import_litellm
 from sentinel.memory.cards import taxonomy
 from sentinel.memory.learn.model import Candidate
-from sentinel.memory.learn.standardise import GOVERNED_BY, card_id, changed_files, confidence, facts
+from sentinel.memory.learn.standardise import (
+    GOVERNED_BY,
+    OWN_WORDS_SOURCES,
+    card_id,
+    changed_files,
+    code_changes,
+    confidence,
+    excerpt_of,
+    facts,
+)
 
 MechanismTag = Literal[taxonomy.TAGS]  # type: ignore[valid-type]
 MAX_DIFF = 6000
@@ -147,12 +156,16 @@ class LLMStandardiser:
     def _prompt(self, cand: Candidate) -> str:
         f = facts(cand)
         diff = cand.source_diff[:MAX_DIFF]
+        analysis = f["analysis"]
+        test = analysis.test()
         return "\n".join([
             f"Commit subject: {cand.subject}", f"Commit body: {cand.body[:2000]}",
             f"Changelog / issue text: {cand.fragment[:2000]}",
             f"Facts: exceptions={f['exceptions']} identifiers={f['identifiers']} components={f['components']} "
-            f"mechanism cues={f['mechanisms']} tests added={cand.tests_added}",
-            "What the diff does: " + "; ".join(f"{a[3]} in {a[1]}" for a in f["actions"][:6]),
+            f"mechanisms={f['mechanisms']} tests added={cand.tests_added}",
+            "What the code changes do (read with the AST): " + "; ".join(
+                f"{c['kind']} in {c['symbol']}: {c['detail']}" for c in code_changes(analysis, 6)),
+            f"Regression test: {test.name}: {test.assertion}" if test else "Regression test: none",
             f"Source diff (cut):\n{diff}",
         ])
 
@@ -171,16 +184,27 @@ class LLMStandardiser:
         provenance = {"source": source, "repository": cand.repository, "commit": cand.sha,
                       "date": cand.date or None, "url": cand.urls[0] if cand.urls else None,
                       "references": cand.urls[:5], "record_id": cand.record_id, "license": cand.license}
-        conf = confidence(cand, facts(cand), relevance)
+        f = facts(cand)
+        conf = confidence(cand, f, relevance)
+        analysis = f["analysis"]
+        # what the AST read from the fix is ours, whoever writes the prose: symbols, changes, excerpt, test
+        digest = {"areas": d.areas, "chunks": [c.model_dump() for c in d.chunks], "changes": code_changes(analysis)}
+        excerpt = excerpt_of(analysis) if source not in OWN_WORDS_SOURCES else None
+        if excerpt:
+            digest["excerpt"] = excerpt
+        verification = d.verification.model_dump()
+        test = analysis.test()
+        if test is not None:
+            verification["regression_test"] = {"name": test.name, "file": test.file, "assertion": test.assertion}
         return {
             "id": card_id(cand), "problem_summary": d.problem_summary, "signals": d.signals,
             "tags": {"language": _language(cand), "components": d.components, "exceptions": d.exceptions,
-                     "rules": [], "mechanisms": list(d.mechanisms),
+                     "rules": [], "mechanisms": list(dict.fromkeys([*f["mechanisms"], *d.mechanisms]))[:3],
                      "identifiers": [i for i in d.identifiers if re.fullmatch(r"[A-Za-z_][\w.-]*", i)],
-                     "files": changed_files(cand)},
+                     "files": changed_files(cand), "symbols": analysis.symbols()},
             "root_cause": d.root_cause, "fix_strategy": d.fix_strategy,
-            "patch_digest": {"areas": d.areas, "chunks": [c.model_dump() for c in d.chunks]},
-            "verification": d.verification.model_dump(),
+            "patch_digest": digest,
+            "verification": verification,
             "provenance": {k: v for k, v in provenance.items() if v not in (None, "", [])},
             "quality": {"governed_by": f"sentinel memory learn ({self.name})", "standardiser": self.name,
                         "confidence": conf, "relevance": round(relevance, 3)},

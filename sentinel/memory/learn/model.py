@@ -14,6 +14,11 @@ class FileDiff:
     diff: str = ""
     added: int = 0
     removed: int = 0
+    # The file before and after the fix (Python source and test files of the git history): None on the side
+    # where it does not exist. fetched=False: not read (fix records, pull-request patches), the diff is all.
+    before: str | None = None
+    after: str | None = None
+    fetched: bool = False
 
 
 @dataclass
@@ -36,6 +41,8 @@ class Candidate:
     record_id: str | None = None
     license: str | None = None
     truncated: bool = False
+    # what resolution.of() read from the fix, kept so that purification and standardisation read it once
+    analysis: object | None = field(default=None, repr=False, compare=False)
 
     @property
     def problem_text(self) -> str:

@@ -1,11 +1,13 @@
-"""Closed-loop purification: keep a candidate only when its fix touches code the problem text is about.
+"""Closed-loop purification: keep a candidate only when it is a bug fix whose change touches code the problem
+text is about.
 
 MemGovern keeps an instance when the fix is relevant to the problem (threshold tau = 0.2). Here relevance is
 measured without a model: the share of the problem text's content terms (weighted by how specific they are)
 that occur in the changed code — hunk lines, the functions the hunks sit in, and the changed files' paths, with
-identifiers split into their words. Before that, three kinds of change are dropped outright: dependency bumps,
-formatting-only changes, release commits (their only code change is the version string) and changes that touch
-no source file (docs, tests, CI only).
+identifiers split into their words. Before that, changes that are not bug fixes are dropped outright: dependency
+bumps, formatting-only changes, release commits (their only code change is the version string), changes that
+touch no source file (docs, tests, CI only), and what the fix's own code and words show is not a fix (nonfix:
+features, refactors, changes of no behaviour, pure additions).
 """
 
 from __future__ import annotations
@@ -89,11 +91,16 @@ def version_only(diff: str) -> bool:
 
 
 def code_terms(cand: Candidate) -> set[str]:
-    """Words of the changed code: hunk lines and headers, file paths; identifiers split into their words."""
+    """Words of the changed code: hunk lines and headers, file paths, the functions and classes the changed
+    lines are in (read with the AST); identifiers split into their words."""
+    from sentinel.memory.learn import resolution
+
     words: set[str] = set()
     for f in cand.role_files("source"):
         words.update(_WORD.findall(f.path.replace("/", " ").replace(".", " ")))
         words.update(_WORD.findall("\n".join(_changed_lines(f.diff))))
+    for sym in resolution.of(cand).symbols():
+        words.update(_WORD.findall(sym.split("::", 1)[1]))
     terms: set[str] = set()
     for w in words:
         terms.add(w.lower())
@@ -148,6 +155,11 @@ def purify(cand: Candidate, tau: float = DEFAULT_TAU) -> Verdict:
         return Verdict(False, "formatting only", 0.0)
     if DOCS_SUBJECT.search(cand.subject) and not cand.fragment and not cand.tests_added:
         return Verdict(False, "docs, typing or lint wording without a fix fragment or test", 0.0)
+    from sentinel.memory.learn import nonfix, resolution
+
+    why = nonfix.reason(cand, resolution.of(cand))
+    if why:
+        return Verdict(False, why, 0.0)
     rel = relevance(cand)
     if rel < tau:
         return Verdict(False, f"problem text not related to the changed code (relevance < {tau:g})", rel)

@@ -17,10 +17,13 @@ from sentinel.memory.cards.model import (
     check_card,
     file_paths_in,
     long_identifiers,
+    own_names,
     project_names_in,
     signal_words,
 )
+from sentinel.memory.learn.astchange import VAGUE
 from sentinel.memory.learn.model import Candidate
+from sentinel.memory.learn.standardise import OWN_WORDS_SOURCES
 
 MAX_ROUNDS = 3
 COPY_RUN = 7
@@ -58,8 +61,27 @@ def visible(card: dict) -> dict:
 def problems_of(card: dict, cand: Candidate | None) -> list[str]:
     problems = check_card(visible(card))
     if cand is not None:
-        problems += copied_runs(card, cand)
+        problems += unspecific(card, cand)
+        # other projects' material is written in our own words; a project's own history may be quoted
+        if card.get("provenance", {}).get("source") in OWN_WORDS_SOURCES:
+            problems += copied_runs(card, cand)
     return problems
+
+
+def unspecific(card: dict, cand: Candidate) -> list[str]:
+    """A card must name something the fix's diff changed and say how the code changed (a change kind the AST
+    read, or a mechanism); one with neither tells a reader nothing a commit title would not."""
+    tags = card.get("tags", {})
+    words = set(re.findall(r"[A-Za-z_]\w*", cand.source_diff))
+    names = [str(n) for n in tags.get("identifiers", [])]
+    out = []
+    # a symbol was read from the diff (the function around its lines); an identifier must occur in it
+    if not tags.get("symbols") and not any(p in words for n in names for p in n.split(".") if len(p) >= 3):
+        out.append("specificity: names no identifier of the fix's diff")
+    kinds = [c.get("kind") for c in card.get("patch_digest", {}).get("changes", []) if isinstance(c, dict)]
+    if not tags.get("mechanisms") and not [k for k in kinds if k not in VAGUE]:
+        out.append("specificity: no mechanism and no change kind of the code")
+    return out
 
 
 def refine_deterministic(card: dict, problems: list[str], cand: Candidate | None) -> dict:
@@ -67,7 +89,8 @@ def refine_deterministic(card: dict, problems: list[str], cand: Candidate | None
     card = _copy(card)
     repo = card.get("provenance", {}).get("repository")
     summary = card.get("problem_summary", "")
-    for name in project_names_in(summary, repo):
+    own = own_names(repo) if card.get("provenance", {}).get("source") == "learned" else set()
+    for name in [n for n in project_names_in(summary, repo) if n not in own]:
         summary = re.sub(rf"(?i)(?<![\w-]){re.escape(name)}(?![\w-])", "", summary)
     for path in file_paths_in(summary):
         summary = summary.replace(path, path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
@@ -135,11 +158,25 @@ def refine_deterministic(card: dict, problems: list[str], cand: Candidate | None
 
 
 def _reword_copied(card: dict, cand: Candidate) -> dict:
-    """Drop the copied terms from the summary (they came through the key terms of the problem text)."""
+    """Drop the copied terms from the summary (they came through the key terms of the problem text) and long
+    code quoted from the diff from any field that copies."""
     source = _shingles("\n".join([cand.subject, cand.body, cand.fragment, cand.source_diff, cand.test_diff]))
     text = card.get("problem_summary", "")
     if _shingles(text) & source:
-        card["problem_summary"] = re.sub(r", involving [^.]*\.", ".", text)
+        card["problem_summary"] = re.sub(r", involving [^.;]*", "", text)
+
+    def unquote(value: str) -> str:
+        if not _shingles(value) & source:
+            return value
+        return re.sub(r"`[^`]{25,}`", "the code", value)
+
+    for name in ("problem_summary", "root_cause", "fix_strategy"):
+        card[name] = unquote(card.get(name, ""))
+    ver = card.get("verification", {})
+    if "reproduction" in ver:
+        ver["reproduction"] = unquote(ver["reproduction"])
+    for chunk in card.get("patch_digest", {}).get("chunks", []):
+        chunk["what"], chunk["why"] = unquote(chunk.get("what", "")), unquote(chunk.get("why", ""))
     return card
 
 

@@ -1,34 +1,39 @@
 """The deterministic offline standardiser: a governed card from a candidate, with no model.
 
-It reads facts, not prose: the exception types named in the problem text and the fix, identifiers the text and
-the diff share, the components (from the changed source files), the mechanism the cues point at (the taxonomy),
-what the diff does (guards, handlers, conversions, locks, conditions... from its added and removed lines), the
-tests the fix added, and 2-3 word technical terms of the problem text. The card is then written from templates in
-our own words: no sentence of the commit message, fragment or diff is copied (QC checks it), only identifiers,
-exception names and short technical terms. How much the facts support the card is its `confidence`.
+The card is read from the fix itself. The resolution layer comes from the diff read with the AST
+(resolution.of: which functions changed and how — a guard added, a handler narrowed, a call replaced, a bound
+moved... —, the key lines before and after, the regression test and the assertion that pins the bug), written
+out as clauses from that code (phrases). The problem layer is the project's own description (problem.describe:
+its news fragment or changelog entry, the issue, the commit message), cleaned and redacted, never a template.
+The mechanism tags come from what the code changes did (taxonomy.from_change), the signals from the same facts
+and the description's technical terms, without tool chatter.
+
+Cards of other projects' material (fix records: provenance source `fixrecord`, `imported`) are written in our
+own words instead: the problem from the facts (symptom, exception, function, what the fix did), no excerpt of
+their code, and QC checks that no run of their text was copied.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from sentinel.memory.cards import identifiers as ids
 from sentinel.memory.cards import taxonomy
 from sentinel.memory.cards.text import STOP_WORDS
+from sentinel.memory.learn import phrases, problem, resolution
 from sentinel.memory.learn.model import Candidate
 from sentinel.memory.learn.paths import component_of
 from sentinel.memory.learn.purify import _strip_refs
 
 STANDARDISER = "deterministic"
 GOVERNED_BY = "sentinel memory learn (deterministic standardiser)"
+OWN_WORDS_SOURCES = frozenset({"fixrecord", "imported"})  # other projects' material: our words, no code
 _LANG = {"py": "python", "pyx": "cython", "pxd": "cython", "pyi": "python", "js": "javascript", "mjs": "javascript",
          "cjs": "javascript", "jsx": "javascript", "ts": "typescript", "tsx": "typescript", "go": "go", "rs": "rust",
          "java": "java", "kt": "kotlin", "rb": "ruby", "php": "php", "c": "c", "h": "c", "cc": "c++", "cpp": "c++",
          "hpp": "c++", "cs": "c#", "swift": "swift", "sh": "shell", "sql": "sql", "scala": "scala", "lua": "lua"}
 _RAISE = re.compile(r"^\s*raise\s+([A-Z]\w+)", re.MULTILINE)
 _EXCEPT = re.compile(r"^\s*except\s+\(?([A-Z]\w+(?:\s*,\s*[A-Z]\w+)*)", re.MULTILINE)
-_RAISES = re.compile(r"raises\(\s*([A-Z]\w+)")
 _BUILTIN_EXC = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt|StopIteration|StopAsyncIteration)$")
 _PHRASE_SPLIT = re.compile(r"[,;:()\[\]\n.!?`'\"]+|\s+(?:and|or|but|because|when|while|so|then|which|that|if|"
                            r"with|without|for|from|into|on|in|of|to|by|as|at)\s+", re.IGNORECASE)
@@ -42,15 +47,12 @@ _SYMPTOM_RULES = (
     ("message", re.compile(r"\berror message|\bmessage\b|\bconfusing|\bunclear", re.I)),
     ("regression", re.compile(r"\bregression|\bno longer|\bused to\b|\bbroke\b|\bbroken\b", re.I)),
 )
-_SYMPTOM_TEXT = {
-    "hang": ("A hang or endless loop", "process hangs", "never terminates"),
-    "leak": ("A resource leak", "resource leak", "missing cleanup"),
-    "warning": ("A spurious or missing warning", "unexpected warning", "warning behaviour"),
-    "slow": ("Needlessly slow or memory-hungry behaviour", "slow operation", "wasted work"),
-    "crash": ("An unexpected exception", "unexpected exception", "crash on input"),
-    "message": ("A misleading error report", "misleading error message", "error reporting"),
-    "regression": ("A regression", "behaviour regression", "previously working case"),
-    "wrong": ("Incorrect behaviour", "incorrect result", "wrong behaviour"),
+_SYMPTOM = {
+    "hang": ("A hang or endless loop", "process hangs"), "leak": ("A resource leak", "resource leak"),
+    "warning": ("A spurious or missing warning", "unexpected warning"),
+    "slow": ("Needlessly slow behaviour", "slow operation"), "crash": ("An unexpected exception", "crash on input"),
+    "message": ("A misleading error report", "misleading error message"),
+    "regression": ("A regression", "behaviour regression"), "wrong": ("Wrong behaviour", "incorrect result"),
 }
 _EDGE = {
     "none-missing-value": ["value is None or absent", "empty mapping or missing key"],
@@ -80,35 +82,27 @@ _EDGE = {
     "equality-hashing": ["equal but not identical objects", "objects used as dict keys"],
     "warning-noise": ["warnings turned into errors", "repeated warning"],
 }
-# What a diff does, recognised from its added (+) and removed (-) lines: (name, added-side regex, what, why).
-_ACTIONS = (
-    ("guard", r"\bif\b[^\n]*\b(?:is None|is not None|not \w+:)|\.get\(|\bor \{\}|\bor \[\]",
-     "adds a guard for an absent or None value", "the code assumed the value was always there"),
-    ("handler", r"^\s*except\b", "adds or widens an exception handler", "the failure escaped to the caller"),
-    ("raise", r"^\s*raise\s+[A-Z]\w+", "raises a specific error for the bad case",
-     "bad input was not reported where it starts"),
-    ("encoding", r"\.encode\(|\.decode\(|\bencoding\s*=", "converts between bytes and text explicitly",
-     "bytes and text were mixed or decoded with the wrong codec"),
-    ("lock", r"\bLock\(|\bRLock\(|\bwith self\.\w*lock", "serialises access with a lock",
-     "concurrent callers interleaved on shared state"),
-    ("cleanup", r"\.close\(\)|^\s*finally:|\.release\(\)", "releases the resource on every path",
-     "an early return or error skipped the cleanup"),
-    ("copy", r"\.copy\(\)|\bdeepcopy\(|\bcopy\.copy\(", "copies the object instead of sharing it",
-     "a shared mutable object was changed by another user"),
-    ("order", r"\bsorted\(|\.sort\(", "makes the order explicit", "the result depended on iteration order"),
-    ("typecheck", r"\bisinstance\(", "checks the value's type before using it",
-     "a value of another type took the wrong branch"),
-    ("async", r"\bawait\b|\bCancelledError\b|\.cancel\(\)", "changes how the coroutine awaits or cancels",
-     "cancellation or awaiting order left state inconsistent"),
-    ("warn", r"\bwarnings\.warn\(|\bwarn\(", "changes when a warning is emitted", "the warning was wrong or missing"),
-    ("pattern", r"\bre\.(?:compile|match|search|sub|split|fullmatch)\(", "adjusts a regular expression",
-     "the pattern accepted or rejected the wrong input"),
-    ("compat", r"\bsys\.version_info\b|\bsys\.platform\b|\bos\.name\b", "adds a version or platform branch",
-     "the behaviour differs between versions or platforms"),
-)
-_ACTIONS_RE = [(n, re.compile(rx, re.MULTILINE), what, why) for n, rx, what, why in _ACTIONS]
-_COND = re.compile(r"^\s*(?:el)?if\b|^\s*while\b|\breturn\b.*\b(?:and|or|not)\b", re.MULTILINE)
-_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*\(", re.MULTILINE)
+# words that are about the project's tooling, process or people, never about the bug: no signal carries them
+JUNK_WORDS = frozenset("""
+ruff flake8 pylint mypy pyright pyflakes pycodestyle black isort yapf autopep8 lint linter linting noqa pragma
+typeshed typing stub stubs annotation annotations pre-commit precommit ci github gitlab actions workflow workflows
+tox nox towncrier newsfragment newsfragments changelog changes news docs doc documentation readme sphinx
+pr prs merge merged rebase review reviewer reviewed contributor contributors thanks thank co-authored author
+bot dependabot renovate codecov coverage release released version versions bump bumps pin pinned upstream
+downstream patch patches commit commits backport backports cherry-pick cherry picked squash wip todo fixme
+""".split())
+GENERIC_WORDS = frozenset("fix fixed fixes fixing bug bugs issue issues regression error errors problem crash "
+                          "incorrect wrong correctly properly now case cases work works working handle handling "
+                          "support allow added removed change changed use used using new old also previously "
+                          "instead would could should raised raises raise".split())
+_LEADING = frozenset("never always using use uses raise raises raising better make makes making allow allows "
+                     "avoid avoids ensure ensures prevent prevents add adds added remove removes removed update "
+                     "updates updated return returns get gets set sets handle handles skip skips support supports "
+                     "implement implements implemented introduce introduces introduced fixed fix fixes correct "
+                     "corrects corrected change changes changed".split())
+_FILLER = frozenset("fix fixed fixes fixing bug bugs issue issues now previously properly correctly instead "
+                    "would could should caused causing cause small minor various some little few slight more less "
+                    "better certain several".split())
 
 
 def _split(diff: str) -> tuple[str, str]:
@@ -123,20 +117,24 @@ def _split(diff: str) -> tuple[str, str]:
     return "\n".join(plus), "\n".join(minus)
 
 
-def _hunk_functions(diff: str) -> list[str]:
-    return ids.from_diff(diff, limit=8)
-
-
-def _exceptions(problem: str, cand: Candidate) -> list[str]:
-    from sentinel.memory.cards.identifiers import exception_names
-
-    out = list(exception_names(problem))
-    src_plus, src_minus = _split(cand.source_diff)
-    for rx, text in ((_RAISE, src_plus), (_EXCEPT, src_plus), (_RAISE, src_minus), (_RAISES, cand.test_diff)):
-        for m in rx.finditer(text):
-            for name in re.split(r"\s*,\s*", m.group(1)):
+def _exceptions(problem_text: str, cand: Candidate, analysis: resolution.Analysis) -> list[str]:
+    """Exception types the fix is about: named in its description, raised or caught by its changes, expected by
+    its regression test."""
+    out = list(ids.exception_names(problem_text))
+    for fact in analysis.facts(limit=12):
+        if fact.startswith(("raise:", "except:")):
+            for name in re.split(r"\s*,\s*", fact.split(":", 1)[1].strip("()")):
+                name = name.rsplit(".", 1)[-1]
                 if _BUILTIN_EXC.search(name):
                     out.append(name)
+    test = analysis.test()
+    if test and test.assertion:
+        out += [m.group(1) for m in re.finditer(r"raises\(\s*([A-Z]\w+)", test.assertion)]
+    if not analysis.python:  # not Python: the diff's raise and except lines
+        plus, minus = _split(cand.source_diff)
+        for rx, text in ((_RAISE, plus), (_EXCEPT, plus), (_RAISE, minus)):
+            for m in rx.finditer(text):
+                out += [n for n in re.split(r"\s*,\s*", m.group(1)) if _BUILTIN_EXC.search(n)]
     seen: set[str] = set()
     res = []
     for e in out:
@@ -146,19 +144,16 @@ def _exceptions(problem: str, cand: Candidate) -> list[str]:
     return res[:5]
 
 
-def _clean_words(words: list[str], banned: set[str]) -> list[str]:
-    return [w for w in words if w.lower() not in STOP_WORDS and w.lower() not in banned]
-
-
 def key_terms(text: str, banned: set[str], limit: int = 8) -> list[str]:
-    """2-3 word technical terms of a text (short terms, never a sentence), in order of appearance."""
+    """2-3 word technical terms of a text (short terms, never a sentence), in order of appearance; no term of
+    tooling or process (JUNK_WORDS)."""
     from sentinel.memory.cards.model import file_paths_in, long_identifiers
 
     out: list[str] = []
     seen: set[str] = set()
     for piece in _PHRASE_SPLIT.split(text):
-        words = _clean_words([w for w in _WORDS.findall(piece) if "'" not in w], banned)
-        words = [w for w in words if w.lower() not in _FILLER]
+        words = [w for w in _WORDS.findall(piece) if "'" not in w and w.lower() not in STOP_WORDS
+                 and w.lower() not in banned and w.lower() not in _FILLER]
         while words and (words[0].lower() in _LEADING or words[0].lower().endswith("ly")):
             words = words[1:]
         while len(words) >= 2 and len(out) < limit:
@@ -167,7 +162,8 @@ def key_terms(text: str, banned: set[str], limit: int = 8) -> list[str]:
             phrase = " ".join(take)
             low = phrase.lower()
             if (low in seen or all(w.lower() in GENERIC_WORDS for w in take) or file_paths_in(phrase)
-                    or long_identifiers(phrase) or any(len(w) > 30 for w in take)):
+                    or long_identifiers(phrase) or any(len(w) > 30 for w in take)
+                    or any(w.lower() in JUNK_WORDS for w in take) or any(w.isdigit() for w in take)):
                 continue
             seen.add(low)
             out.append(phrase)
@@ -176,24 +172,11 @@ def key_terms(text: str, banned: set[str], limit: int = 8) -> list[str]:
     return out
 
 
-GENERIC_WORDS = frozenset("fix fixed fixes fixing bug bugs issue issues regression error errors problem crash "
-                          "incorrect wrong correctly properly now case cases work works working handle handling "
-                          "support allow added removed change changed use used using new old also previously "
-                          "instead would could should raised raises raise".split())
-# verbs and adverbs that start a clause, not a technical term
-_LEADING = frozenset("never always using use uses raise raises raising better make makes making allow allows "
-                     "avoid avoids ensure ensures prevent prevents add adds remove removes update updates "
-                     "return returns get gets set sets handle handles skip skips support supports".split())
-_FILLER = frozenset("fix fixed fixes fixing bug bugs issue issues now previously properly correctly instead "
-                    "would could should caused causing cause".split())
-
-
-def _symptom(problem: str, exceptions: list[str]) -> str:
-    """exceptions: the ones the problem text itself names."""
+def _symptom(text: str, exceptions: list[str]) -> str:
     if exceptions and not re.search(r"warning$", exceptions[0], re.I):
         return "crash"
     for name, rx in _SYMPTOM_RULES:
-        if rx.search(problem):
+        if rx.search(text):
             return name
     return "wrong"
 
@@ -211,8 +194,7 @@ def _language(cand: Candidate) -> str:
 def project_words(repository: str) -> set[str]:
     from sentinel.memory.cards.model import LANGUAGES
 
-    words = {p for p in re.split(r"[/\s_.-]+", repository.lower()) if len(p) >= 3 and p not in LANGUAGES}
-    return words
+    return {p for p in re.split(r"[/\s_.-]+", repository.lower()) if len(p) >= 3 and p not in LANGUAGES}
 
 
 def _join(items: list[str], conj: str = "and") -> str:
@@ -232,87 +214,6 @@ def card_id(cand: Candidate) -> str:
     return f"lx-{_slug(name)[:30]}-{key}"
 
 
-def facts(cand: Candidate) -> dict:
-    """Everything the templates (and the LLM prompt) use, extracted from the candidate."""
-    from sentinel.memory.cards.model import PROJECT_NAMES, project_names_in
-
-    banned = project_words(cand.repository) | set(PROJECT_NAMES)
-    problem = _strip_refs(cand.problem_text)
-    problem_main = _strip_refs(cand.fragment or cand.subject + "\n" + cand.body)
-    exceptions = _exceptions(problem, cand)
-    exc_low = {e.lower() for e in exceptions}
-    text_idents = [i for i in ids.from_text(problem) if i.lower() not in exc_low]
-    diff_idents = []
-    comps: list[str] = []
-    areas: list[str] = []
-    per_file = []
-    for f in sorted(cand.role_files("source"), key=lambda f: -(f.added + f.removed)):
-        funcs = _hunk_functions(f.diff)
-        diff_idents += funcs
-        comp = component_of(f.path, frozenset(banned))
-        if comp and project_names_in(comp, cand.repository):
-            comp = ""
-        if comp and comp not in comps:
-            comps.append(comp)
-        plus, minus = _split(f.diff)
-        per_file.append((f, comp, funcs, plus, minus))
-        label_ = comp or f.path.rsplit("/", 1)[-1]
-        areas.append(f"{label_}: {', '.join(funcs[:3])}" if funcs else label_)
-    # code-shaped names on the changed lines themselves (attributes, options, helpers the fix is about)
-    line_names: Counter = Counter()
-    for _, _, _, plus, minus in per_file:
-        for w in re.findall(r"\b[A-Za-z_][A-Za-z0-9_]{3,40}\b", plus + "\n" + minus):
-            if ids.is_codeish(w) and w.lower() not in ids.COMMON and not w.startswith("test_"):
-                line_names[w] += 1
-    diff_idents += [w for w, _ in line_names.most_common(8)]
-    diff_low = {d.lower() for d in diff_idents}
-    both = [i for i in text_idents if i.lower() in diff_low or i.lower().rsplit(".", 1)[-1] in diff_low]
-    idents = []
-    for i in [*both, *text_idents, *diff_idents]:
-        if i.lower() not in {x.lower() for x in idents} and len(i) <= 60 and i.lower() not in banned:
-            idents.append(i)
-    code_text = "\n".join(p + "\n" + m for _, _, _, p, m in per_file)
-    mechs = taxonomy.infer(problem, code=code_text, exceptions=exceptions, threshold=1.5, limit=3)
-    from sentinel.memory.cards.identifiers import exception_names
-
-    text_excs = [e for e in exception_names(problem) if len(e) <= 40]
-    symptom = _symptom(problem_main, text_excs)
-    terms = key_terms(problem_main, banned | exc_low | {i.lower() for i in idents}, limit=12) or key_terms(
-        problem, banned, limit=12)
-    actions = []
-    for f, comp, funcs, plus, minus in per_file:
-        where = funcs[0] if funcs else (comp or "the module")
-        found = False
-        for name, rx, what, why in _ACTIONS_RE:
-            if rx.search(plus) and len(rx.findall(plus)) > len(rx.findall(minus)):
-                actions.append((name, where, comp, what, why))
-                found = True
-        if _COND.search(plus) and _COND.search(minus) and not found:
-            actions.append(("condition", where, comp, "corrects a condition",
-                            "the old test did not match the cases it was meant to"))
-            found = True
-        new_defs = [d for d in _DEF.findall(plus) if d not in _DEF.findall(minus)]
-        if new_defs and not found:
-            actions.append(("helper", new_defs[0], comp, "adds the helper",
-                            "the corrected logic gets a place of its own"))
-            found = True
-        if not found:
-            actions.append(("adjust", where, comp, "adjusts the logic",
-                            "the faulty behaviour is corrected where it arises"))
-    seen_actions: set[tuple[str, str]] = set()
-    unique = []
-    for a in actions:
-        if (a[0], a[1]) not in seen_actions:
-            seen_actions.add((a[0], a[1]))
-            unique.append(a)
-    actions = unique
-    return {"problem": problem, "exceptions": exceptions, "text_exceptions": text_excs, "identifiers": idents[:16],
-            "files": changed_files(cand),
-            "components": comps[:5],
-            "areas": areas[:6], "mechanisms": mechs, "symptom": symptom, "terms": terms, "actions": actions,
-            "language": _language(cand), "banned": banned}
-
-
 def changed_files(cand: Candidate, limit: int = 30) -> list[str]:
     """The source files the fix changed, the most changed first (what the code map points queries at)."""
     from sentinel.memory.cards.model import REL_PATH_RE
@@ -323,138 +224,245 @@ def changed_files(cand: Candidate, limit: int = 30) -> list[str]:
     return list(dict.fromkeys(out))[:limit]
 
 
+def _package_words(cand: Candidate, banned: set[str]) -> frozenset[str]:
+    """The project's import names: the top-level packages of its changed files, and its repository's name."""
+    words = set(banned)
+    for f in cand.role_files("source"):
+        parts = [p for p in f.path.split("/") if p]
+        while parts and parts[0] in ("src", "lib"):
+            parts = parts[1:]
+        if len(parts) >= 2 and re.fullmatch(r"[A-Za-z_]\w*", parts[0]):
+            words.add(parts[0].lower())
+    return frozenset(w for w in words if len(w) >= 3)
+
+
+def facts(cand: Candidate) -> dict:
+    """Everything the card (and the LLM prompt) is written from, read from the candidate."""
+    from sentinel.memory.cards.model import PROJECT_NAMES, project_names_in
+
+    banned = project_words(cand.repository) | set(PROJECT_NAMES)
+    analysis = resolution.of(cand)
+    prob = problem.describe(cand, _package_words(cand, banned))
+    text = _strip_refs(cand.problem_text)
+    exceptions = _exceptions(text, cand, analysis)
+    text_excs = [e for e in ids.exception_names(text) if len(e) <= 40]
+    comps: list[str] = []
+    areas: list[str] = []
+    for f in sorted(cand.role_files("source"), key=lambda f: -(f.added + f.removed)):
+        comp = component_of(f.path, frozenset(banned))
+        if comp and project_names_in(comp, cand.repository):
+            comp = ""
+        if comp and comp not in comps:
+            comps.append(comp)
+        fc = next((x for x in analysis.files if x.path == f.path), None)
+        names = [s.qualname for s in fc.symbols if s.qualname][:3] if fc else ids.from_diff(f.diff, limit=3)
+        label = comp or f.path.rsplit("/", 1)[-1]
+        areas.append(f"{label}: {', '.join(names)}" if names else label)
+    mechs = taxonomy.from_change(analysis.facts(), text=text, exceptions=text_excs)
+    if not analysis.python and not mechs:  # no Python to read: the diff's lines as the cues (as strong as text)
+        plus, minus = _split(cand.source_diff)
+        mechs = taxonomy.infer(text, code=plus + "\n" + minus, exceptions=exceptions, threshold=2.5, limit=2)
+    return {"analysis": analysis, "problem": prob, "text": text, "exceptions": exceptions, "text_exceptions":
+            text_excs, "identifiers": _identifiers(cand, analysis, text, exceptions, banned), "files":
+            changed_files(cand), "symbols": analysis.symbols(), "components": comps[:5], "areas": areas[:6],
+            "mechanisms": mechs, "language": _language(cand), "banned": banned,
+            "terms": key_terms(prob.summary or text, banned | {e.lower() for e in exceptions}, limit=12)}
+
+
+def _identifiers(cand: Candidate, analysis: resolution.Analysis, text: str, exceptions: list[str],
+                 banned: set[str]) -> list[str]:
+    """What the fix touched, exactly spelled: its changed functions (qualified and short), the names its key
+    changes involve, the description's identifiers that the diff also has."""
+    out: list[str] = []
+    for sym in analysis.symbols():
+        q = sym.split("::", 1)[1]
+        out += [q, q.rsplit(".", 1)[-1]] if "." in q else [q]
+    for x in analysis.specific()[:6]:
+        for fact in x.change.facts:
+            if fact.startswith(("call:", "kw:", "with:", "name:")):
+                name = fact.split(":", 1)[1].rsplit(".", 1)[-1]
+                if len(name) >= 4 and name.lower() not in ids.COMMON:
+                    out.append(name)
+    diff_words = {w.lower() for w in re.findall(r"[A-Za-z_]\w+", cand.source_diff)}
+    out += [i for i in ids.from_text(text) if i.lower().rsplit(".", 1)[-1] in diff_words]
+    if not analysis.python:  # the code-shaped names on the changed lines of another language
+        out += ids.from_diff(cand.source_diff, limit=8)
+        plus, minus = _split(cand.source_diff)
+        counts: dict[str, int] = {}
+        for w in re.findall(r"\b[A-Za-z_][A-Za-z0-9_]{3,40}\b", plus + "\n" + minus):
+            if ids.is_codeish(w) and w.lower() not in ids.COMMON:
+                counts[w] = counts.get(w, 0) + 1
+        out += sorted(counts, key=lambda w: -counts[w])[:6]
+    exc = {e.lower() for e in exceptions}
+    res: list[str] = []
+    for i in out:
+        low = i.lower()
+        if (re.fullmatch(r"[A-Za-z_][\w.-]*", i) and len(i) <= 60 and low not in exc and low not in banned
+                and low not in {r.lower() for r in res} and not low.startswith("test_")):
+            res.append(i)
+    return res[:16]
+
+
 def confidence(cand: Candidate, f: dict, relevance: float) -> float:
-    """How much the evidence supports the card (0-1): a fragment or issue describing the bug, tests added,
-    exact signals found, relevance of text to code, a diff that was not cut."""
+    """How much the evidence supports the card (0-1): a fragment or issue describing the bug, a regression test
+    with its assertion, the code read with the AST, exact signals, relevance of the text to the code, a diff
+    that was not cut."""
+    analysis = f.get("analysis")
     score = 0.1
     score += 0.2 if cand.fragment else 0.0
-    score += 0.1 if (cand.issue_refs or cand.urls) else 0.0
-    score += 0.15 if cand.tests_added else 0.0
-    score += 0.1 if f["exceptions"] else 0.0
+    score += 0.05 if (cand.issue_refs or cand.urls) else 0.0
+    score += 0.1 if cand.tests_added or (analysis and analysis.tests) else 0.0
+    score += 0.05 if analysis and analysis.test() and analysis.test().assertion else 0.0
+    score += 0.1 if analysis and analysis.specific() else 0.0
+    score += 0.05 if f["exceptions"] else 0.0
     score += 0.1 if f["mechanisms"] else 0.0
-    score += 0.1 if f["identifiers"] else 0.0
+    score += 0.05 if f["identifiers"] else 0.0
     score += min(0.15, relevance * 0.3)
     score -= 0.1 if cand.truncated else 0.0
     return round(max(0.05, min(0.95, score)), 2)
 
 
+def _short(symbol: str) -> str:
+    """`Cart.remove_item` from "src/shop/cart.py::Cart.remove_item"."""
+    return symbol.split("::", 1)[1] if "::" in symbol else symbol
+
+
+def _distinct_changes(analysis: resolution.Analysis, limit: int) -> list[resolution.Located]:
+    out, seen = [], set()
+    for x in analysis.specific() or analysis.ranked():
+        key = (x.path, x.qualname, x.change.kind)
+        if key not in seen:
+            seen.add(key)
+            out.append(x)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _where(x: resolution.Located) -> str:
+    """The changed function, or the module for module-level code."""
+    return x.qualname or f"{x.path.rsplit('/', 1)[-1].rsplit('.', 1)[0]} module"
+
+
+def _before_text(changes: list[resolution.Located]) -> str:
+    clauses = list(dict.fromkeys(phrases.before(x.change, _where(x)) for x in changes[:3]))
+    return ("Before the fix, " + "; ".join(clauses) + ".") if clauses else ""
+
+
+def _after_text(changes: list[resolution.Located], own_words: bool) -> str:
+    if not changes:
+        return ""
+    if all(x.change.kind == "function-added" for x in changes):
+        return f"The fix adds {_join([f'`{_where(x)}`' for x in changes[:4]])}."
+    first = changes[0]
+    same = [x for x in changes[:4] if (x.path, x.qualname) == (first.path, first.qualname)]
+    where = f"`{_where(first)}`" + (f" ({first.path})" if not own_words else "")
+    text = f"In {where}, the fix {_join([phrases.after(x.change) for x in same])}."
+    others = [x for x in changes[:5] if (x.path, x.qualname) != (first.path, first.qualname)]
+    if others:
+        text += " It also " + "; ".join(phrases.after(x.change) if x.change.kind == "function-added" else
+                                        f"{phrases.after(x.change)} in `{_where(x)}`" for x in others[:2]) + "."
+    return text
+
+
 def standardise(cand: Candidate, relevance: float = 0.0, source: str = "learned") -> dict:
     """The card for a purified candidate (checked and refined by qc afterwards)."""
     f = facts(cand)
+    analysis: resolution.Analysis = f["analysis"]
+    prob: problem.Problem = f["problem"]
+    own_words = source in OWN_WORDS_SOURCES
     comps = f["components"] or ["core logic"]
     comp = comps[0]
     excs = f["exceptions"]
-    idents_short = []
-    for i in f["identifiers"]:
-        short = i.rsplit(".", 1)[-1] if any(w in i.lower().split(".") for w in f["banned"]) else i
-        if len(short) <= 24 and short not in idents_short:
-            idents_short.append(short)
-    idents_short = idents_short[:2]
-    sym_head, sym_sig1, sym_sig2 = _SYMPTOM_TEXT[f["symptom"]]
-    if f["symptom"] == "crash" and f["text_exceptions"]:
-        sym_head = f"An unexpected {f['text_exceptions'][0]}"
-    terms = f["terms"]
+    changes = _distinct_changes(analysis, 6)
+    key = changes[0] if changes else None
+    test = analysis.test()
     mech_labels = [taxonomy.label(m) for m in f["mechanisms"]]
+    symptom = _symptom(prob.summary or f["text"], f["text_exceptions"])
+    head = f"An unexpected {f['text_exceptions'][0]}" if symptom == "crash" and f["text_exceptions"] else \
+        _SYMPTOM[symptom][0]
 
-    summary = f"{sym_head} in the {comp} component"
-    if idents_short:
-        summary += f" around {_join(idents_short)}"
-    if terms:
-        summary += f", involving {_join(terms[:2])}"
-    summary += "."
+    # the problem layer: the project's words, or (other projects' material, or nothing usable) the facts
+    summary = ""
+    if not own_words and prob.summary and problem.content_words(prob.summary) >= 4 and len(prob.summary) >= 60:
+        summary = problem.summary_safe(prob.summary, cand.repository)
+    elif not own_words and prob.summary and key is not None:  # few words of its own: with what the fix did
+        where = "" if key.change.kind == "function-added" else f"in `{_where(key)}`, "
+        summary = problem.summary_safe(f"{prob.summary.rstrip('.')}: {where}the fix {phrases.after(key.change)}.",
+                                       cand.repository)
+    elif not own_words and prob.summary:
+        summary = problem.summary_safe(prob.summary, cand.repository)
+    if len(summary) < 40:
+        where = f" in `{_where(key)}`" if key and key.change.kind != "function-added" else (
+            "" if key else f" in the {comp} code")
+        what = f"; the fix {phrases.after(key.change)}" if key else ""
+        about = f", involving {_join(f['terms'][:2])}" if own_words and f["terms"] else ""
+        summary = problem.summary_safe(f"{head}{where}{about}{what}.", cand.repository, own_name_ok=not own_words)
+        if len(summary) < 40:
+            summary = summary.rstrip(".") + f" ({comp})."
+
+    signals = _signals(f, changes, comp, symptom, test)
+
+    # the resolution layer: what the code did before, what the fix does, the test that pins it
+    before = _before_text(changes)
+    root_parts = []
+    if not own_words and prob.detail and prob.detail not in summary:
+        root_parts.append(problem.summary_safe(prob.detail, cand.repository, limit=600))
+    elif not own_words and prob.summary:
+        root_parts.append(problem.summary_safe(prob.summary, cand.repository, limit=400))
+    root_parts.append(before)
     if mech_labels:
-        summary += f" Likely mechanism: {_join(mech_labels[:2])}."
-
-    signals: list[str] = []
-
-    def sig(s: str) -> None:
-        s = " ".join(s.split())
-        n = len([w for w in s.split() if any(ch.isalnum() for ch in w)])
-        if 2 <= n <= 4 and s.lower() not in {x.lower() for x in signals}:
-            signals.append(s)
-
-    for t in terms[:8]:
-        sig(t)
-    for e in excs[:2]:
-        sig(f"{e} raised")
-    for i in f["identifiers"][:3]:
-        if len(i) <= 30:
-            sig(f"{i} behaviour")
-    sig(f"{comp} component")
-    for m in f["mechanisms"]:
-        sig(taxonomy.BY_TAG[m].signals[0])
-    sig(sym_sig1)
-    for c in comps[1:3]:
-        sig(f"{c} component")
-    for t in terms[8:12]:
-        sig(t)
-    for m in f["mechanisms"]:
-        sig(taxonomy.BY_TAG[m].signals[1])
-    sig(sym_sig2)
-    if cand.tests_added:
-        sig("regression test added")
-    for pad in (f"{comp} bug fix", f"{comp} edge case", "source code fix", "input edge case"):
-        if len(signals) >= 10:
-            break
-        sig(pad)
-    signals = signals[:18]
+        root_parts.append(f"Mechanism: {_join(mech_labels[:2])}.")
+    if "revert" in cand.reasons:
+        root_parts.append("The change undoes an earlier commit that introduced the problem.")
+    root = " ".join(p for p in root_parts if p)
+    if len(root) < 80:
+        root += f" The fix changes {len(cand.role_files('source'))} source file(s) of the {comp} code" + (
+            f" ({_join([_short(s) for s in f['symbols'][:3]])})." if f["symbols"] else ".")
 
     sources = cand.role_files("source")
-    funcs = [a[1] for a in f["actions"] if a[1] and a[1] != "the module"]
-    why_parts = [a[4] for a in f["actions"] if a[0] != "adjust"]
-    mech_desc = [taxonomy.BY_TAG[m].description for m in f["mechanisms"][:2]]
-    trigger = f" when it meets {_join(terms[:2])}" if terms else ""
-    root = f"{sym_head} surfaced in the {comp} component{trigger}."
-    if mech_desc:
-        root += f" The cues point at {mech_desc[0]}" + (f"; also {mech_desc[1]}" if len(mech_desc) > 1 else "") + "."
-    if why_parts:
-        root += f" In the old code {why_parts[0]}."
-    if funcs:
-        root += f" The faulty assumption sat in {_join(list(dict.fromkeys(funcs))[:3])}."
-    if "revert" in cand.reasons:
-        root += " The change undoes an earlier commit that introduced the problem."
-    if len(root) < 80:
-        root += f" The fix changes {len(sources)} source file(s) to remove the cause rather than the symptom."
-
-    act_text = [f"{a[3]} {a[1]}" if a[0] == "helper" else f"{a[3]} in {a[1]}" for a in f["actions"][:4]]
-    strategy = f"The fix {_join(act_text)}." if act_text else "The fix corrects the logic at its source."
-    if cand.tests_added:
-        strategy += f" It adds {len(cand.tests_added)} regression test(s) ({_join(cand.tests_added[:3])})."
-    added = sum(x.added for x in sources)
-    removed = sum(x.removed for x in sources)
-    strategy += (f" The change is {'small' if added + removed <= 40 else 'sizeable'}: {added} line(s) added and "
-                 f"{removed} removed in {len(sources)} source file(s).")
-    if len(strategy) < 80:
-        strategy += " Behaviour outside the failing case is meant to stay the same."
+    added, removed = sum(x.added for x in sources), sum(x.removed for x in sources)
+    strategy = _after_text(changes, own_words) or f"The fix changes the {comp} code."
+    if test is not None:
+        strategy += f" Regression test `{test.name}`" + (f" asserts `{test.assertion}`." if test.assertion
+                                                          else " covers it.")
+    elif cand.tests_added:
+        strategy += f" It adds {len(cand.tests_added)} test(s) ({_join(cand.tests_added[:3])})."
+    strategy += f" ({added} line(s) added, {removed} removed in {len(sources)} source file(s).)"
 
     chunks = []
-    for name, where, c, what, why in f["actions"][:6]:
-        w = f"{what[0].upper()}{what[1:]} {'' if name == 'helper' else 'in '}{where}" + (
-            f" ({c})" if c and c != where else "")
-        chunks.append({"what": w[:180], "why": why[:110]})
-    if cand.tests_added and len(chunks) < 8:
-        chunks.append({"what": f"Add regression test {cand.tests_added[0]}"[:180],
-                       "why": "pins the corrected behaviour"})
-    if cand.fragment and len(chunks) < 8:
-        chunks.append({"what": "Describe the fix in a changelog entry", "why": "users can tell what changed"})
-    for x in sources:
+    for x in changes[:5]:
+        chunks.append({"what": _cut(f"`{_where(x)}`: {phrases.after(x.change)}", 200),
+                       "why": _cut(phrases.before(x.change, ""), 95) or "part of the fix"})
+    if test is not None and len(chunks) < 8:
+        what = f"Add test `{test.name}`" if test.new else f"Extend test `{test.name}`"
+        chunks.append({"what": _cut(what + (f" asserting `{test.assertion}`" if test.assertion else ""), 200),
+                       "why": "it fails before the fix and passes after it"})
+    for path in f["files"]:
         if len(chunks) >= 3:
             break
-        chunks.append({"what": f"Update {component_of(x.path, frozenset(f['banned'])) or 'module'} code",
-                       "why": "part of the same correction"})
+        if not any(x.path == path for x in changes):
+            chunks.append({"what": _cut(f"Also change {component_of(path, frozenset(f['banned'])) or 'module'} "
+                                        f"code", 200), "why": "part of the same fix"})
+    if len(chunks) < 3 and key is not None:
+        chunks.append({"what": _cut(f"Keep the rest of `{_where(key)}` as it was", 200),
+                       "why": "the fix is limited to the failing case"})
     while len(chunks) < 3:
         chunks.append({"what": ["Keep the other code paths unchanged", "Check the neighbouring callers"][
             len(chunks) % 2], "why": "limits the fix to the failing case"})
 
-    if cand.tests_added:
-        repro = (f"Run {cand.tests_added[0]} against the code before the fix: it fails "
-                 f"({'with ' + excs[0] if excs else 'wrong outcome'}) and passes after it.")
-        tests = cand.tests_added[:10]
+    if test is not None:
+        repro = f"Run `{test.name}` ({test.file}) on the code before the fix: " + (
+            f"`{test.assertion}` fails; it passes after the fix." if test.assertion else
+            "it fails, and passes after the fix.")
+        named = [t.name for t in analysis.tests if t.new] + [t.name for t in analysis.tests]
+        leaves = {n.rsplit(".", 1)[-1] for n in named}
+        tests = list(dict.fromkeys(named + [t for t in cand.tests_added if t not in leaves]))[:10]
     else:
-        target = idents_short[0] if idents_short else f"the {comp} component"
-        repro = f"Exercise {target}{trigger or ' with the input from the problem summary'} and compare with the " \
-                f"intended behaviour."
-        tests = [f"none in the change: exercise {comp} by hand"]
+        target = f"`{_where(key)}`" if key else f"the {comp} code"
+        repro = f"No test came with the fix: exercise {target} as the problem describes and compare with the " \
+                f"behaviour after the fix."
+        tests = cand.tests_added[:10] or [f"none in the change: exercise {comp} by hand"]
     edges = []
     for m in f["mechanisms"]:
         edges += _EDGE.get(m, [])
@@ -464,19 +472,101 @@ def standardise(cand: Candidate, relevance: float = 0.0, source: str = "learned"
         provenance["record_id"] = cand.record_id
     if cand.license:
         provenance["license"] = cand.license
+    digest = {"areas": f["areas"] or [comp], "chunks": chunks[:8], "changes": code_changes(analysis)}
+    verification = {"reproduction": repro, "tests_added": tests, "edge_cases": edges[:8]}
+    if not own_words:
+        excerpt = excerpt_of(analysis)
+        if excerpt:
+            digest["excerpt"] = excerpt
+    if test is not None:
+        verification["regression_test"] = {"name": test.name, "file": test.file, "assertion": test.assertion}
     return {
         "id": card_id(cand),
         "problem_summary": summary,
         "signals": signals,
         "tags": {"language": f["language"], "components": comps[:5], "exceptions": excs, "rules": [],
-                 "mechanisms": f["mechanisms"],
-                 "identifiers": [i for i in f["identifiers"] if re.fullmatch(r"[A-Za-z_][\w.-]*", i)][:16],
-                 "files": f["files"]},
+                 "mechanisms": f["mechanisms"], "identifiers": f["identifiers"], "files": f["files"],
+                 "symbols": f["symbols"]},
         "root_cause": root[:1200],
         "fix_strategy": strategy[:1200],
-        "patch_digest": {"areas": f["areas"] or [comp], "chunks": chunks[:8]},
-        "verification": {"reproduction": repro, "tests_added": tests, "edge_cases": edges[:8]},
+        "patch_digest": digest,
+        "verification": verification,
         "provenance": {k: v for k, v in provenance.items() if v not in (None, "", [])} | {"source": source},
         "quality": {"governed_by": GOVERNED_BY, "standardiser": STANDARDISER,
                     "confidence": confidence(cand, f, relevance), "relevance": round(relevance, 3)},
     }
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def code_changes(analysis: resolution.Analysis, limit: int = 8) -> list[dict]:
+    """patch_digest.changes: the fix's changes as the AST saw them, most telling first."""
+    out = []
+    for x in _distinct_changes(analysis, limit):
+        out.append({"symbol": f"{x.path}::{x.qualname}" if x.qualname else x.path, "kind": x.change.kind,
+                    "detail": _cut(x.change.detail, 280)})
+    return out
+
+
+def excerpt_of(analysis: resolution.Analysis) -> dict | None:
+    """patch_digest.excerpt: the key lines before and after, through the one redaction path."""
+    from sentinel.redact import redact
+
+    ex = analysis.excerpt()
+    if not ex:
+        return None
+    out = {"file": ex["file"], "symbol": ex["symbol"], "before": redact(ex["before"])[:600],
+           "after": redact(ex["after"])[:600]}
+    return {k: v for k, v in out.items() if v or k == "file"}
+
+
+def _signals(f: dict, changes: list[resolution.Located], comp: str, symptom: str, test) -> list[str]:
+    """10-18 signals from the facts: what each change did where, the exceptions, the mechanisms, the
+    description's technical terms (no tooling or process words), the component."""
+    signals: list[str] = []
+
+    def sig(s: str) -> None:
+        s = " ".join(s.split())
+        n = len([w for w in s.split() if any(ch.isalnum() for ch in w)])
+        if 2 <= n <= 4 and s.lower() not in {x.lower() for x in signals} and len(signals) < 18:
+            signals.append(s)
+
+    for x in changes[:4]:
+        leaf = x.qualname.rsplit(".", 1)[-1]
+        phrase = taxonomy.CHANGE_KINDS[x.change.kind][0]
+        if leaf and len(leaf) <= 30:
+            sig(f"{leaf} {phrase}")
+        else:
+            sig(phrase)
+    caught = {fact.split(":", 1)[1] for fact in f["analysis"].facts(limit=12) if fact.startswith("except:")}
+    for e in f["exceptions"][:3]:
+        sig(f"{e} caught" if e in caught and e not in f["text_exceptions"] else f"{e} raised")
+    terms = f["terms"]
+    for t in terms[:6]:
+        sig(t)
+    for m in f["mechanisms"]:
+        for s in taxonomy.BY_TAG[m].signals[:3]:
+            sig(s)
+    for x in changes[:6]:
+        sig(taxonomy.CHANGE_KINDS[x.change.kind][0])
+    sig(f"{comp} module" if len(comp.split()) <= 3 else comp)
+    for t in terms[6:12]:
+        sig(t)
+    sig(_SYMPTOM[symptom][1])
+    for c in f["components"][1:3]:
+        sig(f"{c} module")
+    for m in f["mechanisms"]:
+        for s in taxonomy.BY_TAG[m].signals[3:]:
+            sig(s)
+    for i in f["identifiers"][:6]:
+        if len(i) <= 30 and "." not in i and len(signals) < 10:
+            sig(f"{i} code path")
+    if test is not None and len(signals) < 10:
+        sig("regression test added")
+    for pad in (f"{comp} bug fix", f"{comp} edge case", "source code fix", "input edge case"):
+        if len(signals) >= 10:
+            break
+        sig(pad)
+    return signals[:18]

@@ -48,7 +48,7 @@ def candidates(idx: MemoryIndex, query: str, k: int, language: str | None, tag: 
     import numpy as np
 
     from sentinel.memory.retrieval.signals import query_signals
-    from sentinel.memory.retrieval.small import area_rows, exact_matches
+    from sentinel.memory.retrieval.small import HOT_POOL, area_rows, exact_matches
 
     terms = tokenize(query)
     qs = signals if signals is not None else query_signals(query)
@@ -86,6 +86,11 @@ def candidates(idx: MemoryIndex, query: str, k: int, language: str | None, tag: 
         if allowed is not None:
             pool = np.intersect1d(pool, allowed)
         cand = _sorted_union(cand, pool)
+    if idx.has_heat:  # the project's most-fixed files (as the small scorer)
+        hot = np.asarray(idx.hot_rows(HOT_POOL), dtype=np.int64)
+        if allowed is not None:
+            hot = np.intersect1d(hot, allowed)
+        cand = _sorted_union(cand, hot)
     cand = np.asarray(cand, dtype=np.int64)
     if not cand.size:
         if emb is None:
@@ -99,6 +104,8 @@ def candidates(idx: MemoryIndex, query: str, k: int, language: str | None, tag: 
     feats = {"coverage": coverage.tolist(), "identifiers": ident, "exception": exc, "mechanism": mech}
     if areas is not None:
         feats["area"] = [min(areas.get(r, 0.0), 1.0) for r in rows]
+    if idx.has_heat:
+        feats["heat"] = idx.heat_of(rows)
     cosine = None
     if c_cos is not None:
         cosine = feats["cosine"] = np.asarray(c_cos, dtype=np.float64).tolist()

@@ -75,8 +75,11 @@ class SearchResults(list):
     threshold applied and the query's exact signals."""
 
     def __init__(self, items=(), mode: str = "hybrid", note: str | None = None, model: str | None = None,
-                 candidates: int = 0, min_score: float = 0.0, signals: Any = None, below_threshold: int = 0):
+                 candidates: int = 0, min_score: float = 0.0, signals: Any = None, below_threshold: int = 0,
+                 project_min_score: float | None = None):
         super().__init__(items)
+        # the threshold of the project's own hits, when they were searched too (their model's, see ranking)
+        self.project_min_score = project_min_score
         self.mode = mode
         self.note = note
         self.model = model
@@ -87,7 +90,7 @@ class SearchResults(list):
 
     def to_json(self) -> dict:
         return {"mode": self.mode, "note": self.note, "model": self.model, "min_score": self.min_score,
-                "below_threshold": self.below_threshold,
+                "project_min_score": self.project_min_score, "below_threshold": self.below_threshold,
                 "signals": self.signals.to_json() if self.signals is not None else None,
                 "results": [p.to_json() for p in self]}
 

@@ -28,8 +28,8 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
            min_score: float | None = None, signals: Any = None) -> SearchResults:
     """Search over the index layer, scored by the calibrated model; filters narrow the cards before scoring.
 
-    min_score: hits below it are dropped (None: config memory.min_score, else the default threshold; 0 shows
-    every candidate). signals: the query's exact signals (QuerySignals); inferred from the text when None.
+    min_score: hits below it are dropped (None: the configured threshold of the index's model,
+    ranking.min_score_for; 0 shows every candidate). signals: the query's exact signals (QuerySignals); inferred from the text when None.
     Without a usable vector model the search is lexical only and says so (results.mode, results.note).
     """
     from sentinel.memory.retrieval import ranking, small
@@ -37,7 +37,7 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
     idx = index if index is not None else load_index(root=root)
     mem_cfg = getattr(config, "memory", None)
     if min_score is None:
-        min_score = float(getattr(mem_cfg, "min_score", ranking.DEFAULT_MIN_SCORE))
+        min_score = ranking.min_score_for(idx, config)
     w_e = float(getattr(mem_cfg, "embedding_weight", 0.5))
     k = max(1, int(k))
     cands = None
@@ -56,11 +56,12 @@ def search(query: str, k: int = 10, language: str | None = None, tag: str | None
 
 
 def search_memory(query: str, k: int = 10, *, config: Any = None, root: str | None = None,
-                  index: MemoryIndex | None = None, project_first: bool = False, **kwargs: Any) -> SearchResults:
-    """Search the bundled index (or `index`) and the project's learned cards together, merged by score.
+                  index: MemoryIndex | None = None, project_first: bool = True, **kwargs: Any) -> SearchResults:
+    """Search the project's learned cards and the bundled index (or `index`) together.
 
-    Scores are calibrated, so hits of both indexes compare directly; with project_first the project's own
-    hits above the threshold come before bundled ones (what recall does: this project's history first)."""
+    Both clear the same threshold; the project's own hits come first (its history is where its bugs were fixed:
+    another project's fix is judged by a looser label, "related", and fills the slots the project leaves free);
+    project_first=False merges the two by score alone."""
     base = search(query, k=k, config=config, index=index if index is not None else load_index(root=root),
                   **kwargs)
     project = learned_index(root, config) if root else None
@@ -79,7 +80,8 @@ def search_memory(query: str, k: int = 10, *, config: Any = None, root: str | No
         note = None
     return SearchResults(merged[:k], mode=base.mode if base.mode == mine.mode else "mixed", note=note,
                          model=base.model, candidates=base.candidates + mine.candidates, min_score=base.min_score,
-                         signals=base.signals, below_threshold=base.below_threshold + mine.below_threshold)
+                         signals=base.signals, below_threshold=base.below_threshold + mine.below_threshold,
+                         project_min_score=mine.min_score)
 
 
 def show(card_id: str, *, index: MemoryIndex | None = None, root: str | None = None) -> dict | None:

@@ -13,9 +13,16 @@ class QuerySignals(Record):
     identifiers: list[str] = factory(list)
     exceptions: list[str] = factory(list)
     mechanisms: list[str] = factory(list)
+    # Where the query is known to be about (a failing finding's place, sentinel.memory.retrieval.site): files as the
+    # index's facets spell them, and "path::Qualname" symbols, innermost definition first.
+    files: list[str] = factory(list)
+    symbols: list[str] = factory(list)
 
     def to_json(self) -> dict:
-        return {"identifiers": self.identifiers, "exceptions": self.exceptions, "mechanisms": self.mechanisms}
+        out = {"identifiers": self.identifiers, "exceptions": self.exceptions, "mechanisms": self.mechanisms}
+        if self.files or self.symbols:
+            out.update(files=self.files, symbols=self.symbols)
+        return out
 
 
 def query_signals(text: str, extra_identifiers: list[str] | None = None,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # Above this many cards the dense scorer's full scan beats a pure-Python one even counting numpy's import
 # (a pure cosine costs ~7 us per card of 256 dimensions; numpy's import ~65 ms).
 SMALL_MAX_CARDS = 10_000
+HOT_POOL = 12  # candidates from the project's most-fixed files, whatever the query says
 
 
 class NeedsDense(Exception):
@@ -96,10 +97,15 @@ def area_rows(idx: Any, query: str, signals) -> dict[int, float] | None:
     """{row: area} for the cards whose fix touched a file the query's names point at through the project's
     code map (sentinel.memory.cards.codemap): over the query's names the project defines, the mean of each name's
     specificity times the share of its defining files the card's fix touched — one specific name pointing at
-    one file counts more than many everyday words spread over many; None when the index has no code map."""
+    one file counts more than many everyday words spread over many; None when the index has no code map.
+
+    A query that knows its place (a failing finding: signals.files) needs no map for it: a card whose fix touched
+    that file is in the area (1), one that changed the failing definition itself ranks first in the candidate
+    pool (2: the feature is capped at 1, the order is not)."""
+    placed = _placed_rows(idx, signals)
     cmap = idx.codemap
     if not cmap:
-        return None
+        return placed or None
     from sentinel.memory.cards.codemap import file_votes, query_names
 
     voting = [n for n in query_names(query, signals.identifiers) if cmap.get(n)]
@@ -109,6 +115,20 @@ def area_rows(idx: Any, query: str, signals) -> dict[int, float] | None:
     for path, vote in votes.items():
         for r in idx.facet_list(f"file:{path}").tolist():
             rows[r] = rows.get(r, 0.0) + vote / total
+    for r, v in placed.items():
+        rows[r] = max(rows.get(r, 0.0), v)
+    return rows
+
+
+def _placed_rows(idx: Any, signals) -> dict[int, float]:
+    """{row: 1 (fix touched the query's file) or 2 (it changed the query's definition)} for a placed query."""
+    rows: dict[int, float] = {}
+    for path in getattr(signals, "files", ()):
+        for r in idx.facet_list(f"file:{path}").tolist():
+            rows[r] = 1.0
+    for sym in getattr(signals, "symbols", ()):
+        for r in idx.facet_list(f"sym:{sym}").tolist():
+            rows[r] = 2.0
     return rows
 
 
@@ -150,6 +170,12 @@ def exact_matches(idx: Any, signals, cand: list[int]) -> tuple[list[float], list
         mark(idx.facet_list(f"exc:{name.lower()}"), exc, "exceptions", name)
     for tag in signals.mechanisms:
         mark(idx.facet_list(f"mech:{tag}"), mech, "mechanisms", tag)
+    # where a placed query's card was fixed (no feature of its own: `area` scores it; recall says why)
+    unused = [0.0] * len(cand)
+    for path in getattr(signals, "files", ()):
+        mark(idx.facet_list(f"file:{path}"), unused, "files", path)
+    for sym in getattr(signals, "symbols", ()):
+        mark(idx.facet_list(f"sym:{sym}"), unused, "symbols", sym)
     return [min(v, IDENT_CAP) for v in ident], [min(v, 1) for v in exc], [min(v, 1) for v in mech], matched
 
 
@@ -272,6 +298,8 @@ def candidates(idx: Any, query: str, k: int, language: str | None, tag: str | No
     if areas:
         pool = sorted(areas, key=lambda r: (-areas[r], r))[:n_cand]
         cand_set.update(r for r in pool if allowed_set is None or r in allowed_set)
+    if idx.has_heat:  # the project's most-fixed files: the prior every query of a project's own history has
+        cand_set.update(r for r in idx.hot_rows(HOT_POOL) if allowed_set is None or r in allowed_set)
     cand = sorted(cand_set)
     if not cand:
         if emb is None:
@@ -284,6 +312,8 @@ def candidates(idx: Any, query: str, k: int, language: str | None, tag: str | No
     feats: dict[str, list[float]] = {"coverage": coverage, "identifiers": ident, "exception": exc, "mechanism": mech}
     if areas is not None:
         feats["area"] = [min(areas.get(r, 0.0), 1.0) for r in cand]
+    if idx.has_heat:
+        feats["heat"] = idx.heat_of(cand)
     if c_cos is not None:
         feats["cosine"] = c_cos
     return Candidates(rows=cand, features=feats, bm25=c_lex, cosine=c_cos, matched=matched, terms=terms,
