@@ -24,9 +24,19 @@ Recall, measured in the same run against exact answers computed here:
   full-text ranking reads the whole table);
 - SQLite's vector search is an exact scan, and its hybrid ranks every FTS5 match: exact by construction.
 
+Before, in the same run: pgvector's default `hnsw.ef_search` (40) and the 100 of Sentinel before issue 23, and
+that Sentinel's hybrid search (`main_hybrid`: its two statements - the vector half at ef_search 100, then
+ts_rank_cd over the cards matching every query word and the vector candidates - fused in Python), timed on the
+same queries; its recall is not read against the reference above, which is today's scoring.
+
+Loading as cheaply as the product's tables allow: binary COPY with no HNSW and no GIN index (both built after
+the load, maintenance_work_mem 4 GB so the HNSW graph is built in memory, one parallel worker), then VACUUM
+ANALYZE. SQLite is loaded and measured up to --sqlite-max cards only (its hybrid takes seconds per query at 1M,
+and its load as long as PostgreSQL's).
+
 Results: a markdown table on stdout and benchmarks/results/team_memory_bench.json. Needs the [postgres] extra and,
-without --database-url, pgserver (the test extra). Runs for a few hours at 1M cards on 2 shared cores (loading,
-the HNSW build and the exact full-text reference dominate): run it once.
+without --database-url, pgserver (the test extra). At 1M cards on 2 shared cores, loading and the HNSW build
+take most of an hour: run it once.
 """
 
 from __future__ import annotations
@@ -79,9 +89,9 @@ def batches(it, n):
         yield batch
 
 
-def load(pg, lite, count: int, start: int, embedder, keep: list) -> dict:
-    """Append cards [start, start+count) to both stores (and their normalised vectors and ids to `keep`, the
-    exact reference); timings."""
+def load(pg, lite, count: int, start: int, embedder, keep: list, lite_upto: int | None = None) -> dict:
+    """Append cards [start, start+count) to both stores (SQLite: the first `lite_upto` only), and their normalised
+    vectors and ids to `keep` (the exact reference); timings."""
     import numpy as np
     from pgvector.psycopg import register_vector
 
@@ -103,11 +113,14 @@ def load(pg, lite, count: int, start: int, embedder, keep: list) -> dict:
             for r in rows:
                 copy.write_row(r)
         t2 = time.perf_counter()
-        lite.db.execute("BEGIN")
-        lite.db.executemany("INSERT INTO cards(project, card_id, body, search_text, model, dim, vector, updated_at, "
-                            "seq) VALUES (?,?,?,?,?,?,?,?,?)",
-                            [r[:6] + (r[6].astype("<f4").tobytes(), r[7], r[8]) for r in rows])
-        lite.db.execute("COMMIT")
+        # keep[1] holds every card loaded so far: its length is this batch's first card's place
+        lite_rows = rows if lite_upto is None else rows[:max(0, lite_upto - len(keep[1]))]
+        if lite_rows:
+            lite.db.execute("BEGIN")
+            lite.db.executemany("INSERT INTO cards(project, card_id, body, search_text, model, dim, vector, "
+                                "updated_at, seq) VALUES (?,?,?,?,?,?,?,?,?)",
+                                [r[:6] + (r[6].astype("<f4").tobytes(), r[7], r[8]) for r in lite_rows])
+            lite.db.execute("COMMIT")
         t3 = time.perf_counter()
         t_embed += t1 - t0
         t_pg += t2 - t1
@@ -117,19 +130,60 @@ def load(pg, lite, count: int, start: int, embedder, keep: list) -> dict:
     return {"embed_s": round(t_embed, 1), "pg_copy_s": round(t_pg, 1), "sqlite_insert_s": round(t_lite, 1)}
 
 
-def build_indexes(pg, dim: int) -> dict:
-    t0 = time.perf_counter()
+def drop_indexes(pg, dim: int) -> None:
+    """Bulk loads go in without the HNSW and GIN indexes (built afterwards: far cheaper than row by row)."""
     pg.conn.execute(f"DROP INDEX IF EXISTS cards_hnsw_{dim}")
-    pg.conn.execute("SET maintenance_work_mem = '4GB'")
+    pg.conn.execute("DROP INDEX IF EXISTS cards_tsv")
+
+
+def build_indexes(pg, dim: int) -> dict:
+    """The product's indexes (schema: cards_tsv; postgres.ensure_vector_index: cards_hnsw_<dim>, pgvector's
+    defaults m=16, ef_construction=64), then the planner's statistics (VACUUM ANALYZE)."""
+    pg.conn.execute("SET maintenance_work_mem = '4GB'")  # the whole HNSW graph in memory while it is built
     pg.conn.execute("SET max_parallel_maintenance_workers = 1")
+    t0 = time.perf_counter()
+    pg.conn.execute("CREATE INDEX cards_tsv ON cards USING gin (tsv)")
+    t1 = time.perf_counter()
     pg.conn.execute(f"CREATE INDEX cards_hnsw_{dim} ON cards USING hnsw ((vector::vector({dim})) vector_cosine_ops) "
                     f"WITH (m = 16, ef_construction = 64) WHERE dim = {dim}")
-    t1 = time.perf_counter()
+    t2 = time.perf_counter()
     pg.conn.execute("VACUUM ANALYZE cards")
     pg._lexeme_stats = None  # the statistics the hybrid search reads were just made
     size = pg.conn.execute(f"SELECT pg_relation_size('cards_hnsw_{dim}')").fetchone()[0]
-    return {"hnsw_build_s": round(t1 - t0, 1), "hnsw_mb": round(size / 2**20), "vacuum_s": round(
-        time.perf_counter() - t1, 1)}
+    return {"gin_build_s": round(t1 - t0, 1), "hnsw_build_s": round(t2 - t1, 1), "hnsw_mb": round(size / 2**20),
+            "vacuum_s": round(time.perf_counter() - t2, 1)}
+
+
+def main_hybrid(pg, query: str, qvec, k: int = 10) -> list[str]:
+    """The hybrid search of Sentinel before issue 23 on PostgreSQL (its LearnedCards.search, replicated to be
+    timed on the same data in the same run): the 50 nearest at hnsw.ef_search 100 in a transaction of their own,
+    ts_rank_cd over the cards matching every query word (at most 2,000) and those 50, fused in Python, then the
+    summaries of the k best."""
+    from sentinel.memory.store.cards import fuse, query_terms, vector_text
+
+    n, dim = max(50, 5 * k), len(qvec)
+    q = vector_text(qvec)
+    with pg.conn.transaction():
+        pg.conn.execute(f"SET LOCAL hnsw.ef_search = {max(100, 2 * n)}")
+        vec = {cid: float(sim) for cid, sim in pg.conn.execute(
+            f"SELECT card_id, 1 - (vector::vector({dim}) <=> %(q)s::vector({dim})) FROM cards WHERE dim = {dim} "
+            f"AND project = %(p)s ORDER BY vector::vector({dim}) <=> %(q)s::vector({dim}) LIMIT %(n)s",
+            {"q": q, "p": PROJECT, "n": n}).fetchall()}
+    lex: dict[str, float] = {}
+    terms = query_terms(query)
+    if terms:
+        any_term, all_terms = " | ".join(f"'{t}'" for t in terms), " & ".join(f"'{t}'" for t in terms)
+        lex = {cid: float(r) for cid, r in pg.conn.execute(
+            "SELECT card_id, ts_rank_cd(tsv, to_tsquery('english', %(any)s)) AS r FROM ("
+            "  (SELECT card_id, tsv FROM cards WHERE project = %(p)s AND tsv @@ to_tsquery('english', %(all)s) "
+            "   LIMIT 2000) UNION SELECT card_id, tsv FROM cards WHERE project = %(p)s AND card_id = ANY(%(among)s)) c "
+            "WHERE tsv @@ to_tsquery('english', %(any)s) ORDER BY r DESC LIMIT %(n)s",
+            {"any": any_term, "all": all_terms, "p": PROJECT, "among": list(vec), "n": n}).fetchall()}
+    ids = [c for c, *_ in fuse(vec, lex, k)]
+    if ids:
+        pg.conn.execute("SELECT card_id, body FROM cards WHERE project = %(p)s AND card_id = ANY(%(ids)s)",
+                        {"p": PROJECT, "ids": ids}).fetchall()
+    return ids
 
 
 def queries(n: int, embedder) -> tuple[list[str], list]:
@@ -229,6 +283,7 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
             hits = timed(f"postgres/hybrid/ef{ef}", lambda: team.search(q, k=k, query_vector=v, ef_search=ef))
             if ref is not None:
                 hit(f"postgres/hybrid/ef{ef}", [h.id for h in hits], ref)
+        timed("postgres/hybrid/before", lambda: main_hybrid(pg, q, v, k))
         for budget in (budgets if i % 2 == 0 else budgets[::-1]):
             hits = timed(f"postgres/hybrid/budget{budget}",
                          lambda: team.search(q, k=k, query_vector=v, lexical_budget=budget))
@@ -308,6 +363,8 @@ def main(argv=None) -> int:
                     help="queries whose exact hybrid answer is computed (a full-text ranking of every match)")
     ap.add_argument("--sqlite-queries", type=int, default=300, help="queries run on SQLite (its hybrid takes seconds "
                                                                     "at 1M)")
+    ap.add_argument("--sqlite-max", type=int, default=135000, help="cards loaded into SQLite (and sizes it is "
+                                                                     "measured at): at most this many")
     ap.add_argument("--writers", type=int, default=8)
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--database-url", help="an existing PostgreSQL with pgvector (default: pgserver in --workdir)")
@@ -363,10 +420,9 @@ def run(args, sizes: list[int], url: str, work: Path) -> int:
     keep: list = [[], []]
     pg.conn.execute("INSERT INTO card_versions (project, seq) VALUES (%s, 1) ON CONFLICT DO NOTHING", (PROJECT,))
     for size in sizes:
-        # bulk loads go in without the HNSW index (built afterwards: far faster than row-by-row inserts)
-        pg.conn.execute(f"DROP INDEX IF EXISTS cards_hnsw_{embedder.dim}")
+        drop_indexes(pg, embedder.dim)
         log(f"loading cards {loaded}..{size}")
-        timings = load(pg, lite, size - loaded, loaded, embedder, keep)
+        timings = load(pg, lite, size - loaded, loaded, embedder, keep, lite_upto=args.sqlite_max)
         loaded = size
         log(f"building indexes at {size}: {timings}")
         timings.update(build_indexes(pg, embedder.dim))
@@ -375,7 +431,8 @@ def run(args, sizes: list[int], url: str, work: Path) -> int:
         log(f"measuring at {size}: {timings}")
         lite._vectors = None
         result = measure(pg, lite, qs, qvecs, matrix, keep[1], [int(e) for e in args.ef.split(",")],
-                         [int(b) for b in args.budgets.split(",") if b], args.reference_queries, args.sqlite_queries)
+                         [int(b) for b in args.budgets.split(",") if b], args.reference_queries,
+                         args.sqlite_queries if size <= args.sqlite_max else 0)
         del matrix
         result["load"] = timings
         report["sizes"][str(size)] = result
@@ -426,6 +483,10 @@ def render(r: dict) -> str:
                 rec = f"{x['recall_at_10']:.3f}" if "recall_at_10" in x else ""
                 lines.append(f"| {int(size):,} | {mode} | pgvector HNSW, ef_search {ef}{mark} | {x['p50_ms']} / "
                              f"{x['p95_ms']} ms | {rec} |")
+            if mode == "hybrid" and "postgres/hybrid/before" in res:
+                x = res["postgres/hybrid/before"]
+                lines.append(f"| {int(size):,} | hybrid | Sentinel before issue 23: two statements, ef_search 100, "
+                             f"ts_rank_cd, fused in Python | {x['p50_ms']} / {x['p95_ms']} ms | (other scoring) |")
             if mode == "hybrid":
                 budgets = sorted(int(key.rsplit("budget", 1)[1]) for key in res if key.startswith("postgres/hybrid/budget"))
                 for budget in budgets:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from tests.conftest import _INSTALLED, PROJECT, GitRepo  # the non-editable install's console script
 from tests.pgfixture import new_database, pause_server, pg_server, psql, resume_server  # noqa: F401
+from tests.test_learn_resolution import fixes  # noqa: F401 - a history of real fixes, learned from their code
 
 BARE = "def {name}():\n    try:\n        {call}()\n    except:\n        pass\n"
 
@@ -261,17 +262,19 @@ def _busy(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
-def saturated_runners(tmp_path: Path, url: str, script: str | None = None, runners: int = 8) -> dict:
+def saturated_runners(tmp_path: Path, url: str, script: str | None = None, runners: int = 8,
+                      hogs_per_core: int = 2) -> dict:
     """Eight CI runners (a clone each, one change each) gating at once while two busy loops per core keep the
-    machine saturated; what each printed and how many runs the database holds right after. Shared with the
-    measurement of Sentinel before the outbox (the same setup, another `sentinel` script)."""
+    machine saturated; what each printed and how many runs the database holds right after. Shared with
+    benchmarks/team_fleet_bench.py, which runs the same setup with Sentinel before the outbox (another
+    `sentinel` script) and other loads."""
     origin = _origin(tmp_path, "fleet.git")
     clones = [_clone(origin, tmp_path / f"runner-{i}") for i in range(runners)]
     for i, clone in enumerate(clones):
         _stage(clone, f"app/job_{i}.py", BARE.format(name=f"job_{i}", call=f"step_{i}"))
     migrated = _sentinel(clones[0], "memory", "migrate", env={"SENTINEL_DATABASE_URL": url}, script=script)
     assert migrated.returncode == 0, migrated.stderr  # the team's database exists before its runners do
-    hogs = _busy(2 * (os.cpu_count() or 2))
+    hogs = _busy(hogs_per_core * (os.cpu_count() or 2))
     try:
         time.sleep(1.0)
 
@@ -389,3 +392,136 @@ def test_a_store_that_named_the_project_after_its_directory_is_migrated(tmp_path
     assert _counts(pats) == {"SEN301": (2, 2, False)}
     exported = _sentinel(repo.path, "memory", "export", "-o", str(tmp_path / "x.jsonl"), "--format", "json")
     assert json.loads(exported.stdout)["cards"] == 1, exported.stdout + exported.stderr
+
+
+def test_cards_learned_from_the_fix_travel_between_backends_whole(fixes, pg_server, tmp_path):
+    """Cards `memory learn` reads from the fix itself (what it changed and how, its key lines, the regression
+    test, the symbols) go SQLite -> PostgreSQL -> SQLite whole and once: every field of every card, their
+    vectors and the learning state come back as they were, importing again adds nothing, and the clone that
+    reads them from the team database shows the same card and finds it."""
+    from sentinel.config import load_config
+    from sentinel.memory.store.backends import open_learned_store
+
+    repo, shas = fixes
+    learned = _sentinel(repo.path, "memory", "learn", "--json", "--repo-name", "acme/shop")
+    assert learned.returncode == 0, learned.stderr
+    with open_learned_store(load_config(str(repo.path)).memory, str(repo.path / ".git")) as cards:
+        original = {c["id"]: c for c in cards.cards()}
+    guard = next(c for c in original.values() if c["provenance"]["commit"] == shas["guard"])
+    # the fields of cards learned from the fix are there to be carried
+    assert guard["tags"]["symbols"] and guard["patch_digest"]["changes"] and guard["patch_digest"]["excerpt"]
+    assert guard["verification"]["regression_test"]["assertion"]
+
+    def export(path, env=None, *args):
+        proc = _sentinel(repo.path, "memory", "export", "-o", str(path), *args, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def rows(records):
+        return [{k: v for k, v in r.items() if k != "from"} for r in records]
+
+    first = export(tmp_path / "sqlite.jsonl")
+    assert {r["card_id"]: r["card"] for r in first if r["type"] == "card"} == original  # every field, as stored
+    assert all(r["vector"] for r in first if r["type"] == "card")
+    url = new_database(pg_server)
+    imported = _sentinel(repo.path, "memory", "import", str(tmp_path / "sqlite.jsonl"), "--json",
+                         "--database-url", url)
+    assert imported.returncode == 0, imported.stderr
+    added = json.loads(imported.stdout)["added"]
+    assert added["cards"] == len(original) and added["learn_seen"] > 0 and added["learn_runs"] == 1, added
+    again = json.loads(_sentinel(repo.path, "memory", "import", str(tmp_path / "sqlite.jsonl"), "--json",
+                                 "--database-url", url).stdout)["added"]
+    assert not any(again[k] for k in ("runs", "cards", "learn_seen", "learn_runs")), again  # idempotent
+    team = {"SENTINEL_DATABASE_URL": url}
+    second = export(tmp_path / "pg.jsonl", team)
+    back = tmp_path / "back.sqlite3"
+    assert _sentinel(repo.path, "memory", "import", str(tmp_path / "pg.jsonl"), "--database-url",
+                     f"sqlite:///{back}").returncode == 0
+    third = export(tmp_path / "back.jsonl", None, "--database-url", f"sqlite:///{back}")
+    assert rows(first) == rows(second) == rows(third)
+
+    # read from the team database (this clone's cache is rebuilt from it: another store), the card is the same
+    shown = _sentinel(repo.path, "memory", "show", guard["id"], "--json", env=team)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout) == guard
+    state = json.loads((repo.path / ".git" / "sentinel" / "learned-sync.json").read_text())
+    assert state["store"] == psql(url, "SELECT value FROM meta WHERE key = 'store_id'").strip()
+    assert state["cards"] == len(original)
+    hits = json.loads(_sentinel(repo.path, "memory", "search", "removing an unknown sku raises KeyError",
+                                "--json", env=team).stdout)
+    assert hits["results"] and hits["results"][0]["id"] == guard["id"], hits
+
+
+def _sessions(url: str, since: int | None = None) -> int:
+    """Connections ever made to the database of `url` (the server's statistics, read from another database so
+    that reading them is not one). `since`: a count before some runs; their backends report as they end, so
+    this waits (up to 30 s) until the count has moved, then a moment more."""
+    name = url.split("?")[0].rsplit("/", 1)[1]
+    admin = url.replace(f"/{name}", "/postgres", 1)
+
+    def count() -> int:
+        return int(psql(admin, f"SELECT sessions FROM pg_stat_database WHERE datname = '{name}'").strip())
+
+    if since is None:
+        return count()
+    deadline = time.monotonic() + 30
+    while count() == since and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
+    return count()
+
+
+def test_a_hook_run_costs_the_team_database_one_connection(tmp_path, pg_server):
+    """With the learned cards' cache up to date, a failing run (recorded, recalled, the card version checked)
+    and a passing run each open one connection: the version check rides on the store phase's, and nothing is
+    downloaded or synced."""
+    origin = _origin(tmp_path)
+    url = new_database(pg_server)
+    env = {"SENTINEL_DATABASE_URL": url, "SENTINEL_MEMORY_WAIT": "60"}
+    dev = _clone(origin, tmp_path / "dev")
+    subprocess.run([sys.executable, "-c", LEARN, json.dumps(_learned_card())], cwd=dev, capture_output=True,
+                   text=True, env={**os.environ, **env}, check=True)
+    assert _sentinel(dev, "memory", "sync", env=env).returncode == 0  # the cache is current
+    state = (dev / ".git" / "sentinel" / "learned-sync.json").read_text()
+    _stage(dev, "app/settings.py", BARE.format(name="load_settings", call="read"))
+    before = _sessions(url)
+    started = time.monotonic()
+    failing = _sentinel(dev, "check", "--format", "json", env=env)
+    assert failing.returncode == 1
+    assert time.monotonic() - started < 30  # the recall took the store phase's answer, not the 60 s bound
+    [group] = [g for g in json.loads(failing.stdout)["recall"] if g["rule"] == "SEN301"]
+    assert "learned-settings-swallow" in [s["card_id"] for s in group["similar"]]
+    assert _sessions(url, since=before) - before == 1
+    assert (dev / ".git" / "sentinel" / "learned-sync.json").read_text() == state  # no sync ran
+    _stage(dev, "app/settings.py", "def load_settings():\n    return read()\n")
+    before = _sessions(url)
+    assert _sentinel(dev, "check", env=env).returncode == 0
+    assert _sessions(url, since=before) - before == 1
+
+
+HOOK_IMPORTS = ("import sys; sys.argv = ['sentinel', 'check']\nfrom sentinel.cli import main\nrc = main()\n"
+                "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in ('psycopg', 'psycopg_binary', "
+                "'psycopg_pool', 'pgvector')))")
+
+
+def test_the_hook_without_a_database_url_imports_no_database_driver(repo):
+    """The clone's SQLite store, learned cards in it and their cache: a failing run (its recall checks the
+    cards' version) and a passing run import no PostgreSQL driver."""
+    repo.write("a.py", "x = 1\n")
+    repo.add("a.py")
+    repo.commit("start")
+    put = repo.run_python(LEARN.replace("sys.argv[1]", repr(json.dumps(_learned_card()))))
+    assert put.returncode == 0, put.stderr
+    assert repo.sentinel("memory", "sync").returncode == 0
+    repo.write("settings.py", BARE.format(name="load_settings", call="read"))
+    repo.add("settings.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_")}
+    failing = subprocess.run([sys.executable, "-c", HOOK_IMPORTS], cwd=repo.path, capture_output=True, text=True,
+                             env=env)
+    assert failing.stdout.strip().splitlines()[-1] == "1 []", failing.stdout + failing.stderr
+    assert "learned-settings-swallow" in failing.stdout  # the learned card was read, from the clone's store
+    repo.write("settings.py", "def load_settings():\n    return read()\n")
+    repo.add("settings.py")
+    passing = subprocess.run([sys.executable, "-c", HOOK_IMPORTS], cwd=repo.path, capture_output=True, text=True,
+                             env=env)
+    assert passing.stdout.strip().splitlines()[-1] == "0 []", passing.stdout + passing.stderr

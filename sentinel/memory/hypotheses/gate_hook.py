@@ -221,6 +221,11 @@ def _prepare_store(config, git_dir) -> None:
     try:
         if store_target(config.memory, git_dir)[0] == "sqlite":
             import sentinel.memory.store.sqlite  # noqa: F401
+        else:  # the driver's import is most of the store phase's CPU (~0.3 s): a worker that has to share the
+            # process with the card search while importing it missed its deadline on a loaded machine
+            from sentinel.memory.store.postgres import _driver
+
+            _driver()
     except (SentinelError, ImportError):
         return  # the store phase reports it, as memory skipped
 

@@ -21,6 +21,7 @@ from sentinel.errors import SentinelError
 
 RETENTION_EVERY = 50  # runs between retention sweeps
 RECORD_RESERVE = 0.3  # seconds of the deadline kept for the run's own record when queued runs are sent first
+FINISH_GRACE = 0.5  # seconds the verdict may still wait for the store phase once the gate's own work is done
 
 
 class StorePhase:
@@ -105,10 +106,13 @@ class StorePhase:
 
     # --- the caller ---------------------------------------------------------------------------------------
     def finish(self, seconds: float, what: str):
+        """Wait for the worker until `seconds` after it started, or FINISH_GRACE after this call when the
+        caller's own work took longer (on a loaded machine the worker shared the process's CPU with it)."""
         from sentinel.memory.store import StoreUnavailable
 
+        bound = max(seconds, time.monotonic() - self._worker._started + FINISH_GRACE)
         try:
-            patterns, notes, settled = self._worker.result(seconds, what)
+            patterns, notes, settled = self._worker.result(bound, what)
         except StoreUnavailable as exc:
             patterns, notes, settled = None, [f"memory skipped: {exc}"], False
         except Exception as exc:  # a defect in the memory layer must not take the gate's verdict with it
@@ -125,7 +129,7 @@ class StorePhase:
             return notes
         with self._lock:
             if self._recorded:
-                return notes
+                return _late(notes)
             built = self._run
         if built is None:  # the worker is still in git: build the run here
             try:
@@ -137,7 +141,7 @@ class StorePhase:
             target = store_key(self.config, self.git_dir)
             with self._lock:
                 if self._recorded:
-                    return notes
+                    return _late(notes)
                 path = outbox.put(self.git_dir, target, built[0], built[1], reason,
                                   maybe_recorded=self._worker_alive())
                 self._queued = path
@@ -154,6 +158,13 @@ class StorePhase:
 
     def _worker_alive(self) -> bool:
         return self._worker._thread.is_alive()
+
+
+def _late(notes: list[str]) -> list[str]:
+    """The notes of a run its worker recorded just after the verdict stopped waiting: nothing was skipped, only
+    this verdict's recurring patterns."""
+    return [n.replace("memory skipped: ", "memory recorded late (no recurring patterns in this verdict): ", 1)
+            for n in notes]
 
 
 def _cards_live_in_the_store(config, git_dir) -> bool:
