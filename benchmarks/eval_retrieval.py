@@ -169,15 +169,19 @@ def _search(sentinel: str, cwd: Path, query: str, k: int, min_score: float | Non
 
 
 def _learned_cards(git_dir: Path) -> list[dict]:
-    """The cards `memory learn` stored (its SQLite store, <git-dir>/sentinel/learned.sqlite3)."""
+    """The cards `memory learn` stored: the clone's SQLite store (<git-dir>/sentinel/hypotheses.sqlite3, its `cards`
+    table), or the separate learned.sqlite3 of Sentinel before store schema 6."""
     import sqlite3
 
-    path = git_dir / "sentinel" / "learned.sqlite3"
+    path = git_dir / "sentinel" / "hypotheses.sqlite3"
+    query = "SELECT body FROM cards ORDER BY card_id"
     if not path.is_file():
-        raise RuntimeError(f"no learned store at {path}: where does `memory learn` keep its cards now?")
+        path, query = git_dir / "sentinel" / "learned.sqlite3", "SELECT json FROM cards ORDER BY id"
+    if not path.is_file():
+        raise RuntimeError(f"no learned cards under {git_dir / 'sentinel'}: where does `memory learn` keep them now?")
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return [json.loads(row[0]) for row in db.execute("SELECT json FROM cards ORDER BY id")]
+        return [json.loads(row[0]) for row in db.execute(query)]
     finally:
         db.close()
 

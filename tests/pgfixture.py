@@ -36,6 +36,22 @@ def _start():
     return _SERVER["url"]
 
 
+def pause_server() -> None:
+    """Stop the session's server (its data kept): connections are refused until :func:`resume_server`."""
+    from pgserver._commands import pg_ctl
+
+    server = _SERVER["server"]
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user, timeout=60)
+
+
+def resume_server() -> None:
+    """Start the session's server again on the same data and socket; its URLs work as before."""
+    server = _SERVER["server"]
+    with server._lock:
+        server.ensure_postgres_running()
+    assert server.get_uri() == _SERVER["url"], "the restarted server listens elsewhere"
+
+
 def stop_server() -> None:
     server = _SERVER.pop("server", None)
     if server is not None:

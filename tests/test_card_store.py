@@ -102,6 +102,9 @@ def test_cards_travel_between_backends_with_their_vectors(tmp_path, embedder, pg
         exported = list(db.export_records())
     with open_backend("postgres", tmp_path / "b") as pg:
         assert pg.import_records(iter(exported))["cards"] == 4
+        version = pg.card_version("p")[1]
+        assert pg.import_records(iter(exported))["cards"] == 0
+        assert pg.card_version("p")[1] == version  # a repeated import changes nothing a cache would fetch again
         back = list(pg.export_records())
         moved = LearnedCards(pg, "p", embedder=embedder)
         assert moved.search("naive aware datetime", k=1)[0].id == "tz"
@@ -123,3 +126,47 @@ def test_a_vector_free_card_is_found_by_text(cards):
     cards.put([CARDS[0]], vectors=False)
     hits = cards.search("connection pool twice", k=2, query_vector=np.ones(cards.embedder.dim))
     assert [h.id for h in hits] == ["pool"] and hits[0].cosine is None
+
+
+def test_every_write_bumps_the_card_version_and_changes_come_back_by_version(cards):
+    db, project = cards.db, cards.project
+    store_id, version, changed = db.card_version(project)
+    assert (version, changed) == (0, 0) and store_id
+    cards.put(CARDS)
+    assert db.card_version(project)[1:] == (1, 4)
+    assert db.card_version(project, since=1) == (store_id, 1, 0)  # the cache's one question: nothing new
+    cards.put([dict(CARDS[0], problem_summary=CARDS[0]["problem_summary"] + " Again.")])
+    assert cards.remove(["tz", "not-there"]) == 1
+    assert db.card_version(project, since=1)[1:] == (3, 2)  # one card replaced, one removed
+    version, written, removed = db.card_changes(project, 1)
+    assert version == 3 and [c["id"] for c in written] == ["pool"] and removed == ["tz"]
+    assert [c["id"] for c in db.card_changes(project, 0)[1]] == ["enc", "mutable", "pool"]
+    cards.put([CARDS[1]])  # learned again: its tombstone goes
+    version, written, removed = db.card_changes(project, 3)
+    assert (version, [c["id"] for c in written], removed) == (4, ["tz"], [])
+    assert cards.remove([]) == 0 and db.card_version(project)[1] == 4  # nothing removed: no new version
+    other = LearnedCards(db, "github.com/acme/other", embedder=cards.embedder)
+    assert db.card_version(other.project)[1:] == (0, 0)  # versions are per project
+
+
+def test_the_learned_cards_of_an_earlier_sentinel_are_moved_into_the_store(tmp_path, embedder):
+    from sentinel.config import MemoryConfig
+    from sentinel.memory.store.backends import open_learned_store
+    from sentinel.memory.store.learned import LearnRun, SQLiteLearnedCardStore
+
+    git_dir = tmp_path / "repo" / ".git"
+    (git_dir / "sentinel").mkdir(parents=True)
+    legacy = git_dir / "sentinel" / "learned.sqlite3"
+    with SQLiteLearnedCardStore(str(legacy)) as old:  # what `memory learn` kept before store schema 6
+        old.put(CARDS[:2])
+        old.mark_seen("git:acme/x", ["a1", "b2"])
+        old.record_run(LearnRun(source="git:acme/x", standardiser="deterministic", counts={"cards": 2},
+                                finished_at=5.0))
+    memory = MemoryConfig(project="acme/x")
+    with open_learned_store(memory, str(git_dir)) as moved:
+        assert sorted(c["id"] for c in moved.cards()) == ["pool", "tz"]
+        assert moved.seen("git:acme/x") == {"a1", "b2"} and moved.runs()[0].counts == {"cards": 2}
+        assert moved.path.endswith("hypotheses.sqlite3") and moved.db.card_version("acme/x")[1] >= 1
+    assert not legacy.exists() and (git_dir / "sentinel" / "learned.sqlite3.v1-migrated").exists()
+    with open_learned_store(memory, str(git_dir)) as again:  # once only
+        assert again.count() == 2 and len(again.runs()) == 1

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from sentinel.config import load_config
 from sentinel.memory.cards.model import check_card
 from sentinel.memory.learn import pipeline
 from sentinel.memory.learn.dedup import dedup
@@ -16,6 +17,7 @@ from sentinel.memory.learn.model import Candidate, FileDiff
 from sentinel.memory.learn.purify import formatting_only, purify, relevance
 from sentinel.memory.learn.qc import copied_runs, qc
 from sentinel.memory.learn.standardise import standardise
+from sentinel.memory.store.backends import open_learned_store
 from sentinel.memory.store.learned import LearnRun, SQLiteLearnedCardStore
 
 from tests.conftest import _INSTALLED  # the non-editable install's console script (built once per session)
@@ -111,7 +113,7 @@ def test_learn_cli_runs_every_stage_and_is_incremental(history):
     assert dropped["dependency bump"] == 1 and dropped["formatting only"] == 1
     assert any(k.startswith("problem text not related") for k in dropped)
 
-    store = SQLiteLearnedCardStore(str(repo.path / ".git" / "sentinel" / "learned.sqlite3"))
+    store = open_learned_store(load_config(str(repo.path)).memory, str(repo.path / ".git"))  # as learn wrote it
     try:
         cards = {c["provenance"]["commit"]: c for c in store.cards()}
     finally:

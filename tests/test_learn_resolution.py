@@ -18,7 +18,8 @@ from sentinel.memory.learn import astchange, codechange, nonfix, problem, regres
 from sentinel.memory.learn.model import Candidate, FileDiff
 from sentinel.memory.learn.qc import qc
 from sentinel.memory.learn.standardise import standardise
-from sentinel.memory.store.learned import SQLiteLearnedCardStore
+from sentinel.config import load_config
+from sentinel.memory.store.backends import open_learned_store
 from tests.test_learn import commit, run_cli
 
 CART = '''\
@@ -109,7 +110,7 @@ def fixes(repo):
 
 
 def _cards(repo) -> dict[str, dict]:
-    store = SQLiteLearnedCardStore(str(repo.path / ".git" / "sentinel" / "learned.sqlite3"))
+    store = open_learned_store(load_config(str(repo.path)).memory, str(repo.path / ".git"))  # as learn wrote it
     try:
         return {c["provenance"]["commit"]: c for c in store.cards()}
     finally:

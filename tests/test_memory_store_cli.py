@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import _INSTALLED  # the non-editable install's console script
+from sentinel.memory.store import SCHEMA_VERSION
+from tests.conftest import _INSTALLED, PROJECT  # the non-editable install's console script
 from tests.pgfixture import new_database, pg_server  # noqa: F401 - the session's server fixture
 
 BARE_EXCEPT = "def {name}():\n    try:\n        {call}()\n    except:\n        pass\n"
@@ -71,13 +72,23 @@ def test_the_hook_gives_its_verdict_when_another_process_holds_the_store(repo, f
         release.set()
         holder.join(30)
     assert proc.returncode == (1 if failing else 0), proc.stderr
-    assert "memory skipped" in proc.stdout and "locked by another process" in proc.stdout
+    assert "memory queued" in proc.stdout and "locked by another process" in proc.stdout
     assert "Traceback" not in proc.stderr
     # the whole run — interpreter start and the failing run's card search included, on a busy 2-core CI
     # machine — stays far from the 30 s the store used to wait
     assert elapsed < 10.0
-    # once the lock is gone the next run records normally
-    assert "memory skipped" not in run(repo, "check").stdout
+    # the run was not lost: it waits in the outbox, redacted like the store, until a run reaches the store
+    [queued] = (repo.path / ".git" / "sentinel" / "outbox").glob("*.json")
+    assert json.loads(queued.read_text())["run"]["outcome"] == ("failed" if failing else "passed")
+    # once the lock is gone the next run sends it, then records itself (the same content: the same attempt)
+    after = run(repo, "check")
+    assert "memory skipped" not in after.stdout and "memory queued" not in after.stdout
+    assert not queued.exists()
+    db = sqlite3.connect(_store_path(repo))
+    try:
+        assert db.execute("SELECT COUNT(*), SUM(reruns) FROM runs").fetchone() == (2, 1)
+    finally:
+        db.close()
 
 
 @pytest.mark.parametrize("damage", [b"garbage " * 500, b""])
@@ -161,7 +172,7 @@ def test_an_sqlite_store_of_schema_4_is_migrated_and_its_patterns_rekeyed(repo):
     db.close()
     proc = run(repo, "memory", "migrate", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["from"] == 4 and json.loads(proc.stdout)["to"] == 5
+    assert json.loads(proc.stdout)["from"] == 4 and json.loads(proc.stdout)["to"] == SCHEMA_VERSION
     pats = {p["rule"]: p for p in json.loads(run(repo, "memory", "patterns", "--json", "--project", "p").stdout)
             ["patterns"]}
     assert pats["SEN303"]["signature"] == f"SEN303|{OLD_EVAL_MESSAGE}" and pats["SEN303"]["changes"] == 2
@@ -185,12 +196,14 @@ def test_a_store_too_large_to_rekey_in_a_hook_says_to_migrate_and_the_gate_stand
     _fail(repo)
     proc = run(repo, "check")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr  # the gate's verdict stands
-    assert "memory skipped" in proc.stdout and "run `sentinel memory migrate` once" in proc.stdout
+    # the run is not lost: it waits in the outbox until the store can take it
+    assert "memory queued" in proc.stdout and "run `sentinel memory migrate` once" in proc.stdout
     assert "re-keys 1004 signatures" in proc.stdout
     migrated = run(repo, "memory", "migrate", "--json")
-    assert migrated.returncode == 0 and json.loads(migrated.stdout)["to"] == 5, migrated.stderr
+    assert migrated.returncode == 0 and json.loads(migrated.stdout)["to"] == SCHEMA_VERSION, migrated.stderr
     after = run(repo, "check")
-    assert after.returncode == 1 and "memory skipped" not in after.stdout
+    assert after.returncode == 1 and "memory skipped" not in after.stdout and "memory queued" not in after.stdout
+    assert "sent 1 run(s) queued earlier" in after.stdout
 
 
 # --- the team database --------------------------------------------------------------------------------------
@@ -237,11 +250,13 @@ def test_an_unreachable_team_database_never_stalls_the_hook_nor_leaks_its_passwo
             stop.set()
             srv.close()
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "memory skipped" in proc.stdout
+    assert "memory queued" in proc.stdout and "waits in the outbox (1 queued)" in proc.stdout
     assert "S3cretPassw0rd" not in proc.stdout + proc.stderr
     assert "team:***@127.0.0.1" in proc.stdout
     assert elapsed < 10.0  # ~1 s for memory; the rest is the interpreter and the failing run's card search
     assert not _store_path(repo).exists()  # nothing fell back to a local file silently
+    [queued] = (repo.path / ".git" / "sentinel" / "outbox").glob("*.json")  # the run waits for the database
+    assert "S3cretPassw0rd" not in queued.read_text()
 
 
 def test_connecting_to_a_hung_database_gives_up_after_the_wait():
@@ -292,24 +307,61 @@ def test_export_sqlite_import_postgres_and_back_loses_nothing(repo, pg_server, t
     repo.commit("Fix b")
     _fail(repo, "c", "h")
     assert run(repo, "check").returncode == 1
+    cards = PROJECT / "memory" / "cards" / "rule-classes.jsonl"
+    learned = repo.run_python(f"CARDS = {str(cards)!r}\n" + LEARN_TWO)  # what `memory learn` keeps: cards, seen, run
+    assert learned.returncode == 0, learned.stderr
     first = tmp_path / "sqlite.jsonl"
-    assert run(repo, "memory", "export", "-o", str(first)).returncode == 0
+    exported = run(repo, "memory", "export", "-o", str(first))
+    assert exported.returncode == 0 and "and 2 learned card(s)" in exported.stdout, exported.stdout
     url = new_database(pg_server)
     imported = run(repo, "memory", "import", str(first), "--database-url", url)
     assert imported.returncode == 0, imported.stderr
     assert "3 run(s)" in imported.stdout and "1 resolution(s)" in imported.stdout
+    assert "2 learned card(s)" in imported.stdout
     again = run(repo, "memory", "import", str(first), "--database-url", url)
-    assert "0 run(s)" in again.stdout  # idempotent
+    assert "0 run(s)" in again.stdout and "0 learned card(s)" in again.stdout  # idempotent
     second = tmp_path / "pg.jsonl"
     assert run(repo, "memory", "export", "-o", str(second), env={"SENTINEL_DATABASE_URL": url}).returncode == 0
+    # and back into a SQLite file of its own: the third export is the first again
+    back = tmp_path / "back.sqlite3"
+    assert run(repo, "memory", "import", str(second), "--database-url", f"sqlite:///{back}").returncode == 0
+    third = tmp_path / "back.jsonl"
+    assert run(repo, "memory", "export", "-o", str(third), "--database-url", f"sqlite:///{back}").returncode == 0
 
     def rows(path):
         return [{k: v for k, v in json.loads(line).items() if k != "from"} for line in path.read_text().splitlines()]
 
-    assert rows(first) == rows(second)
+    assert rows(first) == rows(second) == rows(third)
+    assert {r["type"] for r in rows(first)} >= {"run", "resolution", "card", "learn_seen", "learn_run"}
+    # the cards the team database got are found from it by search
+    hits = json.loads(run(repo, "memory", "search", "socket handed to two requests after a pool timeout",
+                          "--json", env={"SENTINEL_DATABASE_URL": url}).stdout)
+    assert hits["results"][0]["id"] == "learned-pool-twice", hits
     local = json.loads(run(repo, "memory", "patterns", "--json").stdout)
     team = json.loads(run(repo, "memory", "patterns", "--json", env={"SENTINEL_DATABASE_URL": url}).stdout)
     assert local == team and local["patterns"][0]["last_resolution"]
+
+
+LEARN_TWO = r"""
+import json
+from sentinel import gitio
+from sentinel.config import load_config
+from sentinel.memory.store.backends import open_learned_store
+from sentinel.memory.store.learned import LearnRun
+root = gitio.repo_root()
+base = json.loads(open(CARDS, encoding="utf-8").readline())
+# as `memory learn` writes them: learned provenance (its hits are the project's)
+base = dict(base, provenance=dict(base["provenance"], source="learned", repository="acme/shop", commit="5" * 40))
+cards = [dict(base, id="learned-pool-twice", problem_summary="A pooled connection was handed to two requests after a "
+              "timeout, so each read the other's response from the same socket."),
+         dict(base, id="learned-tz-naive", problem_summary="Naive and aware datetimes were compared when the "
+              "scheduler computed the next run across a daylight saving change, raising TypeError.")]
+with open_learned_store(load_config(root).memory, gitio.git_dir(root)) as store:
+    store.put(cards)
+    store.mark_seen("git:acme/shop", ["a" * 40, "b" * 40])
+    store.record_run(LearnRun(source="git:acme/shop", standardiser="deterministic", counts={"cards": 2},
+                              started_at=1.0, finished_at=2.0))
+"""
 
 
 def test_migrate_cli_on_postgres_and_a_redacted_url(repo, pg_server):

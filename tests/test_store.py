@@ -236,7 +236,8 @@ def test_forget_and_retention(store):
         store.record_run(RunRecord("p", f"c{i}", "failed", [_f(S_EXCEPT)], created_at=1000.0 + i,
                                    content_digest=f"d{i}"))
     assert store.apply_retention(retention_days=1e9, max_runs=4) == 6
-    assert store.counts() == {"runs": 4, "findings": 4, "resolutions": 0, "cards": 0}  # findings cascade
+    assert store.counts() == {"runs": 4, "findings": 4, "resolutions": 0, "cards": 0, "learn_seen": 0,
+                              "learn_runs": 0}  # findings cascade
     assert store.forget(older_than_days=1) == 4  # created_at 1000 is long ago
     assert store.run_count() == 0
     # in a team database each project keeps its own budget
@@ -269,7 +270,8 @@ def test_export_import_round_trip_loses_nothing(store, tmp_path):
     exported = list(store.export_records())
     with open_backend("sqlite", tmp_path / "copy") as other:
         assert other.import_records(iter(exported))["runs"] == 3
-        assert other.import_records(iter(exported)) == {"runs": 0, "findings": 0, "resolutions": 0, "cards": 0}
+        assert other.import_records(iter(exported)) == {"runs": 0, "findings": 0, "resolutions": 0, "cards": 0,
+                                                        "learn_seen": 0, "learn_runs": 0}
         again = list(other.export_records())
         assert _comparable(again) == _comparable(exported)
         assert other.patterns("p") == store.patterns("p")
@@ -355,7 +357,7 @@ def _fill_v4(execute) -> None:
 
 
 def _check_rekeyed(store) -> None:
-    assert store.schema_version() == SCHEMA_VERSION == 5 and store.migrated_from == 4
+    assert store.schema_version() == SCHEMA_VERSION and store.migrated_from == 4
     pats = {p.rule: p for p in store.patterns("p")}
     assert set(pats) == {"SEN303", "SEN103"}
     # the two shapes of eval are one pattern in two changes now, and it keeps its resolution
@@ -410,7 +412,8 @@ def test_an_export_of_version_1_is_rekeyed_on_import(store):
     records.append({"type": "resolution", "project": "p", "sig_id": signature_id(OLD_ROWS[1][1]), "change_id": "b@1",
                     "change_ref": "b", "run_key": "k9", "commit_sha": "feed" * 10, "subject": "no eval",
                     "resolved_at": 2000.0})
-    assert store.import_records(iter(records)) == {"runs": 2, "findings": 2, "resolutions": 1, "cards": 0}
+    assert store.import_records(iter(records)) == {"runs": 2, "findings": 2, "resolutions": 1, "cards": 0,
+                                                   "learn_seen": 0, "learn_runs": 0}
     [p] = store.patterns("p")
     assert (p.signature, p.changes, p.last_resolution) == (f"SEN303|{OLD_EVAL_MESSAGE}", 2, "feedfeedfe on b: no eval")
 
@@ -509,4 +512,5 @@ def test_parallel_writers_lose_nothing(store):
     for p in procs:
         p.join(180)
         assert p.exitcode == 0
-    assert store.counts() == {"runs": 6 * 20 + 20, "findings": 6 * 20 + 20, "resolutions": 0, "cards": 0}
+    assert store.counts() == {"runs": 6 * 20 + 20, "findings": 6 * 20 + 20, "resolutions": 0, "cards": 0,
+                              "learn_seen": 0, "learn_runs": 0}

@@ -149,36 +149,21 @@ def cmd_learn(args) -> int:
                 print(f"wrote {len(all_new)} cards to {args.out}")
         elif store is not None:
             rebuilt = None
-            if not args.no_index and (all_new or any(r["counts"].get("merged") for r in reports)
-                                      or not _index_current(store, root)):
-                from sentinel.memory.cards.index import learned_index_dir
-                from sentinel.memory.learn.index import rebuild
+            if not args.no_index:  # this clone's cache of the store's cards (the team's, on a team database)
+                from sentinel.memory.learn.cache import sync
 
-                rebuilt = rebuild(store, learned_index_dir(root), cfg, root=root)
+                synced = sync(root, cfg, cards=store)
+                rebuilt = synced if synced.rebuilt else None
             if not args.json:
                 total = store.count()
                 print(f"learned cards: {total} in {getattr(store, 'path', 'the store')}"
-                      + (f"; index rebuilt ({rebuilt['count']} cards)" if rebuilt else ""))
+                      + (f"; index rebuilt ({rebuilt.cards} cards)" if rebuilt else ""))
     finally:
         if store is not None:
             store.close()
     if args.json:
         print(json.dumps({"runs": reports, "written": len(all_new)}, indent=2))
     return 0
-
-
-def _index_current(store, root) -> bool:
-    from sentinel.memory.cards.index import learned_index_dir
-
-    where = learned_index_dir(root)
-    if where is None or not (where / "meta.json").is_file():
-        return False
-    # built from the store's current cards? (a team store changes under this clone: other clones learn too)
-    try:
-        sources = json.loads((where / "meta.json").read_text(encoding="utf-8")).get("sources") or []
-    except (OSError, ValueError):
-        return False
-    return f"learned store {store.digest()[:16]}" in sources
 
 
 def _sources(args, root, store, progress):

@@ -94,9 +94,11 @@ def register(sub) -> None:
     q.set_defaults(func=cmd_import)
 
     from sentinel.commands.learn import register_into as register_learn
+    from sentinel.commands.memsync import register_into as register_sync
     from sentinel.commands.patterns import register_into
 
     register_learn(msub, common)
+    register_sync(msub, common)
     register_into(msub)
 
 
@@ -113,17 +115,29 @@ def _print_json(data) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def _refresh_learned(args, root, cfg) -> str | None:
+    """Bring the learned cards' cache up to the store before reading it; a note when that could not be done."""
+    if root is None or getattr(args, "index", None):
+        return None
+    from sentinel.memory.learn.cache import refresh
+
+    return refresh(root, cfg)
+
+
 def cmd_search(args) -> int:
     from sentinel.memory.retrieval.search import search_memory
 
     root = _root()
     cfg = _config(args, root)
     idx = _index(args, root)
+    stale = _refresh_learned(args, root, cfg)
     if args.min_score is not None and not 0.0 <= args.min_score <= 1.0:
         raise InputError(f"--min-score must be between 0 and 1, not {args.min_score}")
     results = search_memory(args.query, k=args.k, language=args.language, tag=args.tag, rule=args.rule,
                             config=cfg, index=idx, root=None if getattr(args, "index", None) else root,
                             min_score=args.min_score)
+    if stale:
+        results.note = "; ".join(n for n in (results.note, stale) if n)
     if args.json:
         _print_json({"query": args.query, **results.to_json()})
         return 0
@@ -154,6 +168,7 @@ def cmd_show(args) -> int:
     root = _root()
     card = show(args.id, index=_index(args, root))
     if card is None and not getattr(args, "index", None):
+        _refresh_learned(args, root, _config(args, root))
         project = learned_index(root)
         card = show(args.id, index=project) if project is not None else None
     if card is None:
@@ -223,26 +238,35 @@ def render_card(card: dict) -> str:
 
 
 def _learned_stats(root, cfg) -> dict | None:
-    """The project's learned memory: cards, the last runs' stage counts (None outside a repository)."""
+    """The project's learned memory: cards in the store, the last runs' stage counts, the clone's cache of them
+    and the runs queued for the store (None outside a repository)."""
     if root is None:
         return None
     from sentinel import gitio
-    from sentinel.memory.store.backends import open_learned_store
-    from sentinel.memory.store.location import learned_store_path
-
     from sentinel.errors import SentinelError
+    from sentinel.memory.store import outbox
+    from sentinel.memory.learn.cache import read_state, status
 
     try:
-        path = learned_store_path(cfg.memory, gitio.git_dir(root))
-    except SentinelError:  # no git dir or no store location: nothing learned to show
+        git_dir = gitio.git_dir(root)
+    except SentinelError:  # no git dir: nothing learned to show
         return None
-    if not os.path.exists(path):
-        return {"path": path, "cards": 0, "runs": []}
-    store = open_learned_store(cfg.memory, gitio.git_dir(root))
+    out: dict = {"outbox": outbox.pending(git_dir)}
     try:
-        return {"path": path, "cards": store.count(), "runs": [r.to_json() for r in store.runs(10)]}
-    finally:
-        store.close()
+        from sentinel.memory.store.backends import open_learned_store
+        from sentinel.memory.learn.cache import store_exists
+
+        if not store_exists(cfg, git_dir):
+            out.update(path=None, cards=0, runs=[], cache={})
+            return out
+        with open_learned_store(cfg.memory, git_dir) as store:
+            out.update(path=store.path, cards=store.count(), runs=[r.to_json() for r in store.runs(10)],
+                       cache=status(root, store))
+    except SentinelError as exc:
+        state = read_state(os.path.join(git_dir, "sentinel")) or {}
+        out.update(path=None, cards=None, runs=[], error=str(exc),
+                   cache={"cached_version": state.get("version"), "cached_cards": state.get("cards")})
+    return out
 
 
 def cmd_stats(args) -> int:
@@ -263,13 +287,36 @@ def cmd_stats(args) -> int:
     print(f"vocabulary: {data['vocab_size']} terms")
     learned = data.get("learned")
     if learned is not None:
-        print(f"learned (this project): {learned['cards']} cards in {learned['path']}")
-        from sentinel.memory.learn.pipeline import stage_line
-
-        for run in learned["runs"][:5]:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.get("finished_at") or 0))
-            print(f"  {when} {run['source']} [{run['standardiser']}]: {stage_line(run['counts'])}")
+        _print_learned(learned)
     return 0
+
+
+def _print_learned(learned: dict) -> None:
+    cache = learned.get("cache") or {}
+    if learned.get("error"):
+        print(f"learned (this project): the store cannot be read: {learned['error']}")
+    else:
+        print(f"learned (this project): {learned['cards']} cards" + (f" in {learned['path']}" if learned["path"]
+                                                                      else ""))
+    if cache.get("cached_version") is not None:
+        behind = cache.get("behind")
+        state = ("up to date" if behind == 0 else f"{behind} change(s) behind: `sentinel memory sync` fetches them"
+                 if behind else "not compared with the store")
+        print(f"  this clone's cache: {cache.get('cached_cards')} cards at version {cache['cached_version']} "
+              f"({state})")
+    from sentinel.memory.learn.pipeline import stage_line
+
+    for run in learned.get("runs", [])[:5]:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.get("finished_at") or 0))
+        print(f"  {when} {run['source']} [{run['standardiser']}]: {stage_line(run['counts'])}")
+    queued = learned["outbox"]
+    if queued["runs"] or queued["damaged"]:
+        oldest = time.strftime("%Y-%m-%d %H:%M", time.localtime(queued["oldest"])) if queued["oldest"] else "?"
+        print(f"queued runs (outbox): {queued['runs']} waiting for the store since {oldest}"
+              + (f", {queued['damaged']} unreadable" if queued["damaged"] else "")
+              + "; `sentinel memory sync` sends them")
+    else:
+        print("queued runs (outbox): none")
 
 
 def cmd_build(args) -> int:

@@ -54,6 +54,9 @@ def register_into(msub) -> None:
     q.set_defaults(func=cmd_forget)
 
     q = msub.add_parser("migrate", help="bring the store's schema to this version (versioned migrations)")
+    q.add_argument("--adopt-project", metavar="NAME",
+                   help="also move what was recorded and learned under project NAME (e.g. the directory name "
+                        "store schemas before 6 used for a clone without a remote) to this clone's project")
     add_format_option(q)
     common(q, project=False)
     q.set_defaults(func=cmd_migrate)
@@ -209,19 +212,27 @@ def cmd_migrate(args) -> int:
     from sentinel.memory.store import SCHEMA_VERSION
 
     cfg, root, git_dir = _context(args)
+    adopted = None
     with _store(args, cfg, git_dir) as store:  # opening applies what is missing
         before = store.migrated_from
         applied = store.migrate()  # nothing left: reports the current version
         where = store.describe()
         version = store.schema_version()
+        if args.adopt_project:
+            project = _project(args, cfg, root, git_dir)
+            adopted = {"from": args.adopt_project, "to": project,
+                       "runs": store.adopt_project(args.adopt_project, project)}
     if args.json:
         print(json.dumps({"store": where, "from": before if before is not None else version, "to": version,
-                          "current": SCHEMA_VERSION}))
+                          "current": SCHEMA_VERSION, "adopted": adopted}))
         return 0
     if before is not None or applied:
         print(f"migrated {where} from schema {before if before is not None else '?'} to {version}")
     else:
         print(f"{where} is at schema {version} (current)")
+    if adopted:
+        print(f"moved {adopted['runs']} run(s), with their resolutions and the learned cards, of project "
+              f"{adopted['from']!r} to {adopted['to']!r}")
     return 0
 
 

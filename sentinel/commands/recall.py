@@ -70,6 +70,10 @@ def cmd_recall(args) -> int:
         index = load_index(root=root)
     except IndexMissing as exc:
         raise InputError(str(exc)) from None
+    if root:
+        from sentinel.memory.learn.cache import refresh
+
+        refresh(root, cfg)  # the team's learned cards first (a note of its own is not worth printing here)
     hits = search_memory(query, k=max(1, args.k), config=cfg, index=index, root=root, project_first=True,
                          signals=qsig, min_score=args.min_score)
     project = learned_index(root)

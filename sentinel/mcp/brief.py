@@ -27,7 +27,7 @@ def identity(root: str | None, config, change_ref: str | None = None) -> tuple[s
     """(project, change_id, change_ref) exactly as the gate records them, so the brief finds the gate's runs."""
     from sentinel.memory.hypotheses import gate_hook
 
-    return gate_hook.current_change(root, config, change_ref)
+    return gate_hook.current_change(root, config, change_ref, remember=False)
 
 
 def open_store(config, root: str | None):

@@ -240,9 +240,14 @@ def search_cards(ws: Workspace, query: str, k: int = 5, language: str | None = N
         raise InputError(f"rule must be a rule code like SEN301, not {rule!r}")
     root = ws.root_or_none()
     idx = _index(ws)
+    from sentinel.memory.learn.cache import stale_note
+
+    config = ws.config(root)
+    # the server writes nothing, not even the learned cards' cache: a cache behind the team database is said
+    stale = stale_note(root, config)
     # the bundled cards and this project's learned ones, merged by calibrated score (below the threshold: none)
     results = search_memory(query, k=k, language=language or None, tag=tag or None,
-                            rule=rule.upper() if rule else None, config=ws.config(root), index=idx, root=root)
+                            rule=rule.upper() if rule else None, config=config, index=idx, root=root)
     project = learned_index(root) if root else None
     hits = []
     for h in results:
@@ -251,7 +256,8 @@ def search_cards(ws: Workspace, query: str, k: int = 5, language: str | None = N
         hits.append({"id": h.id, "score": round(h.score, 3), "summary": h.problem_summary, "language": h.language,
                      "signals": list(h.top_signals), "fix": fix_line(card), "source": h.source,
                      "provenance": h.provenance})
-    return redact_tree({"query": query, "mode": results.mode, "note": results.note, "results": hits})
+    note = "; ".join(n for n in (results.note, stale) if n) or None
+    return redact_tree({"query": query, "mode": results.mode, "note": note, "results": hits})
 
 
 def read_card(ws: Workspace, card_id: str) -> dict:

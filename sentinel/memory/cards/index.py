@@ -25,7 +25,8 @@ index costs a few file reads, not a parse of the corpus):
     facet_indptr.npy, facet_docs.npy
 
 Where an index lives: the bundled one in the package (sentinel/data/memory), a project's own build with extra
-cards in <git-dir>/sentinel/memory-index, the project's learned cards in <git-dir>/sentinel/learned-index.
+cards in <git-dir>/sentinel/memory-index, the project's learned cards in <git-dir>/sentinel/learned-index (a
+cache of the cards in the store, kept in step with it by sentinel.memory.learn.cache).
 
 Cosine candidates of the dense scorer are exact below build.APPROX_MIN_CARDS. Above it a coarse scan over the
 head dimensions (the principal axes carry most of the variance) keeps the best RERANK candidates, which are then scored exactly:
@@ -362,8 +363,21 @@ def learned_index_dir(root: str | None) -> Path | None:
     return Path(cache) / LEARNED_INDEX_NAME if cache else None
 
 
-def learned_index(root: str | None) -> MemoryIndex | None:
-    """The project's learned index, or None when it has none."""
+_REFRESH: list = []  # what checks the learned index against the store of the cards (set_refresher)
+
+
+def set_refresher(refresh) -> None:
+    """`refresh(root, config)` runs before the learned index is read with a config: the layer that knows where
+    the cards are stored sets it (sentinel.memory.learn.cache.install); this one knows only the index."""
+    _REFRESH[:] = [refresh]
+
+
+def learned_index(root: str | None, config: Any = None) -> MemoryIndex | None:
+    """The project's learned index, or None when it has none. With the project's `config`, the index is first
+    checked against the store that holds the cards, and refreshed when behind (one version check, at most once
+    per process every few seconds: sentinel.memory.learn.cache.ensure_fresh, once installed)."""
+    if config is not None and root and _REFRESH:
+        _REFRESH[0](root, config)
     where = learned_index_dir(root)
     if where is None or not (where / "meta.json").is_file():
         return None

@@ -3,8 +3,9 @@
 
 Memory is an aid, never a reason for the gate to break or stall: the store is given ~1 s (`HOOK_WAIT`) for a
 lock held by another process or a team database on the network; past that, or if the store cannot be used at
-all, the verdict carries a note saying memory was skipped and the gate's own result stands. A corrupted
-SQLite store is moved aside and recreated, with a note.
+all, the verdict carries a note and the gate's own result stands — and the run waits in the clone's outbox for
+the next run that reaches the store (sentinel.memory.hypotheses.recording). A corrupted SQLite store is moved
+aside and recreated, with a note.
 """
 
 from __future__ import annotations
@@ -15,19 +16,10 @@ from collections import OrderedDict
 from sentinel import gitio
 from sentinel.errors import SentinelError
 from sentinel.memory.hypotheses import quiet
+from sentinel.memory.store import HOOK_WAIT, WAIT_ENV, hook_wait  # noqa: F401 - the hook's bound, named here too
 from sentinel.models import EarlierAttempt, RecallGroup, RecurringPattern, SimilarFix, Verdict
 
 MAX_GROUPS = 3  # noise is what users hate most: a few groups, a few fixes each
-RETENTION_EVERY = 50  # runs between retention sweeps
-HOOK_WAIT = 1.0  # seconds the hook may wait for the store (a lock, the network) before skipping memory
-WAIT_ENV = "SENTINEL_MEMORY_WAIT"  # another bound, in seconds (a CI runner far from its team database)
-
-
-def hook_wait() -> float:
-    try:
-        return min(60.0, max(0.1, float(os.environ[WAIT_ENV])))
-    except (KeyError, ValueError):
-        return HOOK_WAIT
 
 
 def _git(root: str, *args: str) -> str | None:
@@ -136,10 +128,10 @@ def change_identity(change, project: str) -> dict:
     return ident
 
 
-def _project(config, root: str | None, git_dir: str | None) -> str:
+def _project(config, root: str | None, git_dir: str | None, remember: bool = True) -> str:
     from sentinel.memory.store.project import project_identity
 
-    return project_identity(config.memory, root, git_dir)
+    return project_identity(config.memory, root, git_dir, remember=remember)
 
 
 def _quiet_path(config, git_dir: str | None) -> str | None:
@@ -172,56 +164,52 @@ def after_run(change, config, verdict: Verdict, rules=None) -> Verdict:
         verdict.recall_note = f"memory skipped: {exc}"
         return verdict
     quiet_key = "\0".join((_ref(change), root or ""))
-    if clean and note_path and quiet.is_quiet(note_path, quiet_key):
+    if clean and note_path and quiet.is_quiet(note_path, quiet_key) and not _queued_runs(git_dir):
         return verdict  # nothing this run could add: see sentinel.memory.hypotheses.quiet
     project = _project(config, root, git_dir)
     groups = _groups(verdict) if not verdict.passed and verdict.findings else OrderedDict()
     sig_ids = _group_sig_ids(groups)
     earlier: list = []  # this change's earlier failed attempts, read by the store phase (see _earlier)
 
-    def store_phase():
-        """(patterns by sig id or None when memory was skipped, notes, nothing pending)"""
-        store, notes = _open(config, git_dir, root, project)
-        if store is None:
-            return None, notes, False
-        try:
-            ident = change_identity(change, project)
-            _record(store, ident, verdict, config)
-            wanted = sorted({s for ids in sig_ids.values() for s in ids})
-            found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2,
-                                   change_ref=ident["change_ref"]) if wanted else []
-            earlier[:] = _earlier(store, project, ident["change_id"], ident["digest"], groups)
-            return {p.sig_id: p for p in found}, notes, not store.has_pending_resolutions(project)
-        except SentinelError as exc:
-            return None, notes + [f"memory skipped: {exc}"], False
-        finally:
-            store.close()
+    def read_memory(store, ident):
+        """What recall shows from the store (on the store phase's connection, after the run is recorded): the
+        recurring patterns by sig id, and this change's earlier failed attempts."""
+        wanted = sorted({s for ids in sig_ids.values() for s in ids})
+        found = store.patterns(project, sig_ids=wanted, limit=3 * len(wanted), min_changes=2,
+                               change_ref=ident["change_ref"]) if wanted else []
+        earlier[:] = _earlier(store, project, ident["change_id"], ident["digest"], groups)
+        return {p.sig_id: p for p in found}
 
-    from sentinel.memory.store import Background, StoreUnavailable
+    from sentinel.memory.hypotheses.recording import StorePhase
 
     seconds, what = _deadline(config, git_dir)
     # The store phase is mostly waiting (a git process, SQLite's commit, the checkpoint at close: ~25 ms of a
-    # hook run, ~3 ms of CPU): it runs while this thread searches the cards, which need nothing from it.
+    # hook run, ~3 ms of CPU): it runs while this thread searches the cards, which need nothing from it. A run
+    # it cannot record in time waits in the outbox (sentinel.memory.hypotheses.recording).
     _prepare_store(config, git_dir)
-    stored = Background(store_phase)
+    stored = StorePhase(change, verdict, config, git_dir, root, project, sig_ids, seconds,
+                        identify=lambda: change_identity(change, project), read=read_memory)
     similar = None
     try:
         if groups:
             similar = _similar_fixes(verdict, groups, config, root, rules, change)
-    finally:  # the run is recorded (or given up on) before anything leaves this function
-        try:
-            patterns, notes, settled = stored.result(seconds, what)
-        except StoreUnavailable as exc:
-            patterns, notes, settled = None, [f"memory skipped: {exc}"], False
-        except Exception as exc:  # a defect in the memory layer must not take the gate's verdict with it
-            patterns, notes, settled = None, [f"memory skipped: internal error {type(exc).__name__}: {exc}"], False
+    finally:  # the run is recorded (or queued) before anything leaves this function
+        patterns, notes, settled = stored.finish(seconds, what)
     if groups:
         _add_groups(verdict, groups, sig_ids, patterns, similar, earlier if patterns is not None else [])
     if notes:
         verdict.recall_note = "; ".join(dict.fromkeys(n for n in notes + [verdict.recall_note] if n))
-    if note_path and patterns is not None:
-        quiet.note_written(note_path, quiet_key, clean and settled)
+    if note_path and (patterns is not None or stored.queued):
+        # a queued run is not in the store yet: the next clean run must not take this branch as settled
+        quiet.note_written(note_path, quiet_key, clean and settled and patterns is not None)
     return verdict
+
+
+def _queued_runs(git_dir) -> bool:
+    """Runs wait in the outbox: a run that reaches the store sends them, so no run is quiet meanwhile."""
+    from sentinel.memory.store.outbox import has_entries
+
+    return has_entries(git_dir)
 
 
 def _prepare_store(config, git_dir) -> None:
@@ -233,6 +221,11 @@ def _prepare_store(config, git_dir) -> None:
     try:
         if store_target(config.memory, git_dir)[0] == "sqlite":
             import sentinel.memory.store.sqlite  # noqa: F401
+        else:  # the driver's import is most of the store phase's CPU (~0.3 s): a worker that has to share the
+            # process with the card search while importing it missed its deadline on a loaded machine
+            from sentinel.memory.store.postgres import _driver
+
+            _driver()
     except (SentinelError, ImportError):
         return  # the store phase reports it, as memory skipped
 
@@ -252,45 +245,9 @@ def _deadline(config, git_dir) -> tuple[float, str]:
 
 def _open(config, git_dir, root, project):
     """(store or None, notes): a store the hook may use, within HOOK_WAIT."""
-    from sentinel.memory.store.backends import open_store
+    from sentinel.memory.hypotheses.recording import open_store_for_hook
 
-    notes: list[str] = []
-    try:
-        store = open_store(config.memory, git_dir, wait=hook_wait(), quick=True)
-    except SentinelError as exc:
-        return None, [f"memory skipped: {exc}"]
-    except OSError as exc:
-        return None, [f"memory skipped: {type(exc).__name__}: {exc}"]
-    recovered = getattr(store, "recovered", None)
-    if recovered:
-        notes.append(f"warning: the hypothesis store was corrupted; moved aside to {recovered} and started anew")
-    if (store.migrated_from or 99) < 3 and root:
-        # Sentinel before schema 3 named the project after the clone's directory
-        try:
-            store.adopt_project(os.path.basename(os.path.normpath(root)), project)
-        except SentinelError:
-            pass
-    return store, notes
-
-
-def _record(store, ident: dict, verdict: Verdict, config) -> None:
-    from sentinel.memory.hypotheses.signature import signature
-    from sentinel.memory.store import FindingRecord, RunRecord
-
-    fail_rank = verdict.fail_level.rank
-    records = [FindingRecord(f.rule, signature(f.rule, f.message, f.code), f.path, f.message, f.line,
-                             f.severity.value, f.severity.rank >= fail_rank, f.code)
-               for f in verdict.findings]
-    outcome = "passed" if verdict.passed else ("error" if verdict.errored else "failed")
-    head = ident.get("head")
-    pending = (head[1], head[0], head[2]) if head and head[1] else None
-    result = store.record_run(RunRecord(project=ident["project"], change_ref=ident["change_ref"], outcome=outcome,
-                                        findings=records, commit_sha=ident["commit"], subject=ident["subject"],
-                                        base_sha=ident["base"], change_id=ident["change_id"],
-                                        content_digest=ident["digest"], paths=ident["paths"]),
-                              name_pending=pending)
-    if result.created and result.run_id % RETENTION_EVERY == 0:
-        store.apply_retention(config.memory.retention_days, config.memory.max_runs, project=ident["project"])
+    return open_store_for_hook(config, git_dir, root, project)
 
 
 def _groups(verdict: Verdict) -> "OrderedDict[str, list]":
@@ -451,15 +408,17 @@ def brief_for_change(change, config, *, with_cards: bool = True, rules=None):
         store.close()
 
 
-def current_change(root: str | None, config, change_ref: str | None = None) -> tuple[str, str, str]:
+def current_change(root: str | None, config, change_ref: str | None = None, *, remember: bool = True
+                   ) -> tuple[str, str, str]:
     """(project, change_id, change_ref) of the work in progress, as the commit hook records it — for readers
     such as `memory brief` and the MCP server. `change_ref`: another change (a PR "pr-12", a branch other than
-    the current one); the current branch name means the work in progress on it."""
+    the current one); the current branch name means the work in progress on it. `remember=False`: write
+    nothing, not even the git dir's note of the root commit (the MCP server)."""
     try:
         git_dir = gitio.git_dir(root) if root else None
     except SentinelError:
         git_dir = None
-    project = _project(config, root, git_dir)
+    project = _project(config, root, git_dir, remember)
     pinned = os.environ.get("SENTINEL_CHANGE_REF")
     branch = _branch(root) if root else None
     if change_ref and change_ref != branch:

@@ -18,18 +18,28 @@ if TYPE_CHECKING:
 def rebuild(store, out: Path, config: Any = None, root: str | None = None, rev: str = "HEAD") -> dict:
     """Build the learned index from the store's cards (valid ones; invalid ones are reported by the caller),
     with the code map of the repository at root (its tree at rev: its source files)."""
+    return build_cards_index(list(store.cards()), out, config, root=root, rev=rev,
+                             sources=[f"learned store {store.digest()[:16]}"])
+
+
+def build_cards_index(cards: list[dict], out: Path, config: Any = None, root: str | None = None, rev: str = "HEAD",
+                      sources: list[str] | None = None) -> dict:
+    """The learned index of these cards (the valid ones) at `out`; no cards: no index (the directory goes)."""
     from sentinel.embeddings import EmbedderUnavailable, get_embedder
-    from sentinel.memory.cards.build import build_index
+    from sentinel.memory.cards.build import _rmtree, build_index
     from sentinel.memory.cards.model import check_card
 
-    cards = [c for c in store.cards() if not check_card(c)]
+    valid = [c for c in cards if not check_card(c)]
+    if not valid:
+        if Path(out).exists():
+            _rmtree(Path(out))
+        return {"count": 0}
     try:
         embedder = get_embedder(getattr(config, "embeddings", None))
     except EmbedderUnavailable:
         embedder = None
     cmap = source_code_map(root, rev) if root else None
-    return build_index(cards, out, embedder, sources=[f"learned store {store.digest()[:16]}"], codemap=cmap,
-                       project=True)
+    return build_index(valid, out, embedder, sources=sources, codemap=cmap, project=True)
 
 
 def source_code_map(root: str, rev: str = "HEAD") -> dict[str, list[str]]:

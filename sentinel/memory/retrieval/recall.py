@@ -124,7 +124,8 @@ def similar_fixes(rule: str, findings, config, root: str | None = None, about=No
     notes: list[str] = []
     picked: list[RecallHit] = []
 
-    project = learned_index(root) if root else None
+    # with the config: checked against the store that holds the learned cards first (one version check)
+    project = learned_index(root, config) if root else None
     if project is not None:
         res = search(query, k=max(4 * k, 12), config=config, index=project, signals=signals)
         if res.note and "no similar past fix" not in res.note:

@@ -64,7 +64,7 @@ def search_memory(query: str, k: int = 10, *, config: Any = None, root: str | No
     project_first=False merges the two by score alone."""
     base = search(query, k=k, config=config, index=index if index is not None else load_index(root=root),
                   **kwargs)
-    project = learned_index(root) if root else None
+    project = learned_index(root, config) if root else None
     if project is None:
         return base
     mine = search(query, k=k, config=config, index=project, **kwargs)

@@ -29,7 +29,17 @@ import threading
 from sentinel.errors import SentinelError
 from sentinel.record import Record, factory
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
+HOOK_WAIT = 1.0  # seconds the hook may wait for the store (a lock, the network) before its run is queued
+WAIT_ENV = "SENTINEL_MEMORY_WAIT"  # another bound, in seconds (a CI runner far from its team database)
+
+
+def hook_wait() -> float:
+    """How long the hook's store phase may wait for a lock or the network ($SENTINEL_MEMORY_WAIT, 0.1-60 s)."""
+    try:
+        return min(60.0, max(0.1, float(os.environ[WAIT_ENV])))
+    except (KeyError, ValueError):
+        return HOOK_WAIT
 
 
 class StoreError(SentinelError):

@@ -26,25 +26,66 @@ def open_store(config_memory, git_dir: str | None, *, wait: float = 10.0, readon
             store.close()
             raise StoreError(f"the team database {store.describe()} is not at schema {SCHEMA_VERSION} "
                              "(run `sentinel memory migrate`)")
+        if not readonly:
+            _adopt_unborn(store, config_memory, git_dir)
         return store
     from sentinel.memory.store.sqlite import SQLiteStore
 
-    return SQLiteStore.readonly(where) if readonly else SQLiteStore(where, timeout=wait, quick=quick)
+    if readonly:
+        return SQLiteStore.readonly(where)
+    store = SQLiteStore(where, timeout=wait, quick=quick)
+    if store.migrated_from is not None:
+        from sentinel.memory.store.project import adopt_earlier_names
+
+        try:
+            adopt_earlier_names(store, config_memory, git_dir)
+        except StoreError:  # (busy: the next opening after a migration does not adopt; the names stay)
+            pass
+    _adopt_unborn(store, config_memory, git_dir)
+    return store
 
 
-def open_learned_store(config_memory, git_dir: str | None):
-    """The configured backend: the team database (`sentinel.memory.store.cards.LearnedCards` on PostgreSQL +
-    pgvector, scoped to the project's identity) when memory.database-url / $SENTINEL_DATABASE_URL is a
-    postgresql:// URL, else the SQLite file."""
-    from sentinel.memory.store.learned import SQLiteLearnedCardStore
-    from sentinel.memory.store.location import database_url, learned_store_path, store_kind
+def _adopt_unborn(store, config_memory, git_dir: str | None) -> None:
+    """A clone's first commit (or remote) gives it its identity: what it recorded before moves there."""
+    from sentinel.memory.store.project import adopt_unborn, pending_unborn
 
-    url = database_url(config_memory)
-    if url and store_kind(url) == "postgres":
-        from sentinel.memory.store.cards import LearnedCards
-        from sentinel.memory.store.project import project_identity
+    if pending_unborn(git_dir):
+        try:
+            adopt_unborn(store, config_memory, git_dir)
+        except StoreError:  # busy: the next opening moves them
+            pass
 
-        root = os.path.dirname(os.path.abspath(git_dir)) if git_dir else None
-        return LearnedCards(open_store(config_memory, git_dir, wait=10.0),
-                            project_identity(config_memory, root, git_dir))
-    return SQLiteLearnedCardStore(learned_store_path(config_memory, git_dir))
+
+def open_learned_store(config_memory, git_dir: str | None, *, wait: float = 10.0, migrate_legacy: bool = True):
+    """The project's learned cards (`sentinel.memory.store.cards.LearnedCards`, scoped to the project's identity)
+    in the configured store: the team database when memory.database-url / $SENTINEL_DATABASE_URL is a
+    postgresql:// URL, else the clone's SQLite store (the hypothesis store's file, or $SENTINEL_LEARNED_STORE).
+
+    Cards of the SQLite file of Sentinel before schema 6 (<git-dir>/sentinel/learned.sqlite3, no project, no
+    vectors) are moved in the first time (`migrate_legacy`); that file is kept, renamed *.v1-migrated."""
+    from sentinel.memory.store.cards import LearnedCards
+    from sentinel.memory.store.location import learned_store_path, store_target
+    from sentinel.memory.store.project import project_identity
+
+    root = os.path.dirname(os.path.abspath(git_dir)) if git_dir else None
+    project = project_identity(config_memory, root, git_dir)
+    kind, _ = store_target(config_memory, git_dir)
+    if kind == "postgres":
+        return LearnedCards(open_store(config_memory, git_dir, wait=wait), project)
+    from sentinel.memory.store.learned import is_legacy_store, migrate_legacy_store
+    from sentinel.memory.store.sqlite import SQLiteStore
+
+    separate = learned_store_path(config_memory, git_dir, separate_only=True)
+    legacy = separate or learned_store_path(config_memory, git_dir)
+    moved = None
+    if migrate_legacy and is_legacy_store(legacy):
+        moved = legacy + ".v1-migrated"
+        os.replace(legacy, moved)
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists(legacy + suffix):
+                os.replace(legacy + suffix, moved + suffix)
+    store = SQLiteStore(separate, timeout=wait) if separate else open_store(config_memory, git_dir, wait=wait)
+    cards = LearnedCards(store, project)
+    if moved:
+        migrate_legacy_store(moved, cards)
+    return cards

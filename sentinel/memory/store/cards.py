@@ -9,8 +9,9 @@ backends as the hypothesis store, plus a search that runs where the cards are.
 
 Every card is scoped to a project (the normalised remote URL, see `sentinel.memory.store.project`): one team
 database holds many projects. Vectors come from the default embedder unless the caller gives them.
-Scores: `cosine` (raw, -1..1), `lexical` (ts_rank_cd / FTS5 bm25, on its own scale) and `score`, the hybrid
-mix of the cosine and the lexical score normalised by the best lexical score among the candidates.
+Scores: `cosine` (raw, -1..1), `lexical` (ts_rank / FTS5 bm25, on its own scale) and `score`, the hybrid mix
+of the cosine and the lexical score normalised by the best lexical score among the candidates; every candidate,
+whichever half found it, is scored on both.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def fuse(vector_hits: dict[str, float], lexical_hits: dict[str, float], k: int) 
 class LearnedCards:
     """`LearnedCardStore` (sentinel.memory.store.learned) for one project, on a hypothesis-store backend
     (`SQLiteStore` or `PostgresStore`): the `cards`, `learn_seen` and `learn_runs` tables of the same database.
-    The backend provides `_put_card_rows`, `_vector_candidates` and `_lexical_candidates`."""
+    The backend provides either `hybrid` (the whole search in the database: PostgreSQL) or
+    `_vector_candidates`, `_lexical_candidates` and `_cosines` (fused here: SQLite)."""
 
     def __init__(self, db, project: str, embedder=None):
         self.db = db
@@ -157,7 +159,7 @@ class LearnedCards:
         rows = [(self.project, c["id"], json.dumps(c, ensure_ascii=False, sort_keys=True), search_text(c), model,
                  None if v is None else len(v), v, now) for c, v in zip(cards, vectors)]
         with self.db._tx():
-            self.db._put_card_rows(rows)
+            self.db._write_cards(rows)
         return len(rows)
 
     def get(self, card_id: str) -> dict | None:
@@ -172,11 +174,8 @@ class LearnedCards:
         return int(self.db._one("SELECT COUNT(*) FROM cards WHERE project=?", (self.project,))[0])
 
     def remove(self, card_ids: Iterable[str]) -> int:
-        n = 0
         with self.db._tx():
-            for cid in card_ids:
-                n += self.db._exec("DELETE FROM cards WHERE project=? AND card_id=?", (self.project, cid))
-        return n
+            return self.db._remove_cards(self.project, list(card_ids))
 
     def seen(self, source: str) -> set[str]:
         return {k for (k,) in self.db._all("SELECT key FROM learn_seen WHERE project=? AND source=?",
@@ -214,14 +213,25 @@ class LearnedCards:
         return h.hexdigest()
 
     # --- search ---------------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, query_vector=None, candidates: int | None = None) -> list[CardHit]:
-        """Hybrid search of the project's learned cards: nearest by vector, best by full text, fused."""
+    def search(self, query: str, k: int = 5, query_vector=None, candidates: int | None = None,
+               ef_search: int | None = None, lexical_budget: int | None = None) -> list[CardHit]:
+        """Hybrid search of the project's learned cards: the nearest by vector and the best by full text, each
+        candidate scored on both (its cosine and its full-text score), fused. On PostgreSQL, `ef_search` (the
+        HNSW candidate list) and `lexical_budget` (the rows the text half may rank) default to the tuned values
+        (postgres.EF_SEARCH, postgres.LEXICAL_BUDGET)."""
         n = candidates or max(50, 5 * k)
         if query_vector is None and self._has_vectors():
             query_vector = self._embedder().encode([query])[0]
-        vec = self.db._vector_candidates(self.project, query_vector, n) if query_vector is not None else {}
         terms = query_terms(query)
+        if hasattr(self.db, "hybrid"):  # the database searches, scores, fuses and cuts in one statement
+            rows = self.db.hybrid(self.project, query_vector, terms, n, k, (EMBEDDING_WEIGHT, LEXICAL_WEIGHT),
+                                  ef_search=ef_search, lexical_budget=lexical_budget)
+            return [CardHit(cid, score, None if cos is None else round(cos, 6), round(lx, 6), summary)
+                    for cid, score, cos, lx, summary in rows]
+        vec = self.db._vector_candidates(self.project, query_vector, n) if query_vector is not None else {}
         lex = self.db._lexical_candidates(self.project, terms, n, among=list(vec)) if terms else {}
+        if query_vector is not None:  # the text's best matches are scored on their vectors too
+            vec.update(self.db._cosines(self.project, query_vector, [c for c in lex if c not in vec]))
         fused = fuse(vec, lex, k)
         if not fused:
             return []

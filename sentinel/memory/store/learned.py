@@ -1,19 +1,21 @@
-"""Where learned cards live: the `LearnedCardStore` interface and its SQLite implementation.
+"""Where learned cards live: the `LearnedCardStore` interface, and the SQLite file of Sentinel before schema 6.
 
 This module is the seam between the learning pipeline (sentinel.memory.learn, owned by `learn`) and the storage
-backends (owned by `store`): the pipeline and the project's learned index talk only to the protocol below. A new
-backend — the PostgreSQL + pgvector one of issue 13 — implements `LearnedCardStore` and is returned by
-`sentinel.memory.store.backends.open_learned_store` for its URL scheme; nothing in the pipeline changes. Keep the
-protocol small and typed.
+backends (owned by `store`): the pipeline and the project's learned index talk only to the protocol below. Its
+implementation is `sentinel.memory.store.cards.LearnedCards`, on either backend of the store (the clone's SQLite
+file or the team's PostgreSQL database), returned by `sentinel.memory.store.backends.open_learned_store`. Keep
+the protocol small and typed.
 
 What a backend keeps:
-  - cards: governed card dicts (docs/card-format.md), by id, insert-or-replace;
+  - cards: governed card dicts (docs/card-format.md), by id, insert-or-replace, versioned per project (a clone's
+    cache of them follows the versions: sentinel.memory.learn.cache);
   - seen keys per source: what has been processed (commit shas, "gh:OWNER/NAME#N", record ids), so a re-run
     learns only what is new (kept for rejected candidates too: they are not re-examined);
   - runs: one `LearnRun` per `sentinel memory learn`, with the stage counts (for `memory stats`).
 
-The SQLite file is <git-dir>/sentinel/learned.sqlite3 unless memory.learned-path / $SENTINEL_LEARNED_STORE says
-otherwise. sqlite3 is imported only when a store is opened.
+`SQLiteLearnedCardStore` is the file Sentinel kept before (<git-dir>/sentinel/learned.sqlite3: one project, no
+vectors, no versions). `migrate_legacy_store` moves its contents into the store the first time the learned cards
+are opened. sqlite3 is imported only when a store is opened.
 """
 
 from __future__ import annotations
@@ -188,3 +190,42 @@ class SQLiteLearnedCardStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def is_legacy_store(path: str | None) -> bool:
+    """Is `path` a learned-card file of Sentinel before schema 6 (its `cards` table keeps a `json` column)?"""
+    if not path or not os.path.isfile(path):
+        return False
+    import sqlite3
+    from pathlib import Path
+
+    try:
+        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            cols = {row[1] for row in db.execute("PRAGMA table_info(cards)")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return "json" in cols
+
+
+def migrate_legacy_store(path: str, cards) -> dict[str, int]:
+    """Copy a legacy learned-card file into `cards` (a LearnedCards): its cards (with vectors of the default
+    embedder), seen keys and runs. Repeatable: cards replace by id, seen keys and runs are added once."""
+    legacy = SQLiteLearnedCardStore(path)
+    try:
+        moved = list(legacy.cards())
+        sources = [s for (s,) in legacy._db.execute("SELECT DISTINCT source FROM seen ORDER BY source")]
+        runs = list(reversed(legacy.runs(limit=1_000_000)))
+        if moved:
+            cards.put(moved)
+        for source in sources:
+            cards.mark_seen(source, legacy.seen(source))
+        have = {(r.get("finished_at") if isinstance(r, dict) else r.finished_at) for r in cards.runs(limit=1_000_000)}
+        for run in runs:
+            if run.finished_at not in have:
+                cards.record_run(run)
+    finally:
+        legacy.close()
+    return {"cards": len(moved), "sources": len(sources), "runs": len(runs)}

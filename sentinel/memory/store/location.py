@@ -54,12 +54,15 @@ def store_kind(url: str | None) -> str:
                      "(use postgresql://... or sqlite:///PATH)")
 
 
-def learned_store_path(config_memory, git_dir: str | None) -> str:
-    """The SQLite file of the project's learned cards: memory.learned-path, $SENTINEL_LEARNED_STORE, else
-    <git-dir>/sentinel/learned.sqlite3."""
+def learned_store_path(config_memory, git_dir: str | None, *, separate_only: bool = False) -> str | None:
+    """Where the learned cards of a SQLite store are: $SENTINEL_LEARNED_STORE (a SQLite file of their own) when
+    set, else, as the path of Sentinel before schema 6 (<git-dir>/sentinel/learned.sqlite3, moved into the
+    hypothesis store when first opened), or None with `separate_only`."""
     path = getattr(config_memory, "learned_path", None) or os.environ.get(LEARNED_ENV)
     if path:
         return os.path.expanduser(path)
+    if separate_only:
+        return None
     if not git_dir:
         raise ConfigError("no place for learned cards: not in a git repository (set $SENTINEL_LEARNED_STORE)")
     return os.path.join(git_dir, "sentinel", "learned.sqlite3")

@@ -2,12 +2,25 @@
 
 `MIGRATIONS[dialect][v]` takes a store from version v to v+1 and runs in one transaction with the version
 bump: SQL statements, or a function given the store for what SQL cannot do (re-keying signatures). SQLite
-stores of earlier Sentinel versions (schema 0-4) are migrated in place, their data kept; PostgreSQL starts at
-the layout of version 4 in one step, then takes the same steps as SQLite. A store newer than this Sentinel is refused, never
-downgraded. `sentinel memory migrate` applies them explicitly (the hook applies them too, when needed).
+stores of earlier Sentinel versions (schema 0-5) are migrated in place, their data kept; PostgreSQL starts at
+the layout of version 4 in one step, then takes the same steps as SQLite (with one more statement at 6). A
+store newer than this Sentinel is refused, never downgraded. `sentinel memory migrate` applies them explicitly (the hook applies them too, when needed).
 """
 
 from __future__ import annotations
+
+# Schema 6: learned cards versioned per project, so a clone's local cache of them is refreshed by what changed:
+# every write bumps card_versions.seq (the row lock orders writers) and stamps the cards it wrote with it; a
+# removal leaves a tombstone with its seq. The cards already there become version 1.
+_CARD_VERSIONS = [
+    "CREATE TABLE card_versions (project TEXT PRIMARY KEY, seq BIGINT NOT NULL)",
+    "ALTER TABLE cards ADD COLUMN seq BIGINT NOT NULL DEFAULT 0",
+    "UPDATE cards SET seq = 1",
+    "INSERT INTO card_versions (project, seq) SELECT DISTINCT project, 1 FROM cards",
+    "CREATE INDEX cards_seq ON cards (project, seq)",
+    "CREATE TABLE card_removals (project TEXT NOT NULL, card_id TEXT NOT NULL, seq BIGINT NOT NULL, "
+    "PRIMARY KEY (project, card_id))",
+]
 
 _SQLITE = {
     0: [
@@ -192,6 +205,11 @@ def rekey_signatures(store) -> None:
 _V5 = ["ALTER TABLE findings ADD COLUMN code TEXT", "ALTER TABLE runs ADD COLUMN paths TEXT", rekey_signatures]
 _SQLITE[4] = _V5
 _POSTGRES[4] = _V5
+# 6: learned cards versioned per project (_CARD_VERSIONS, above); on PostgreSQL the planner's statistics also keep
+# the 10,000 most common lexemes of the cards' text (not 1,000): what a hybrid search reads to tell a query's
+# rare words (postgres.PostgresStore.lexical_terms)
+_SQLITE[5] = list(_CARD_VERSIONS)
+_POSTGRES[5] = [*_CARD_VERSIONS, "ALTER TABLE cards ALTER COLUMN tsv SET STATISTICS 1000"]
 
 MIGRATIONS = {"sqlite": _SQLITE, "postgres": _POSTGRES}
 

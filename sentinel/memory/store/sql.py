@@ -20,7 +20,9 @@ MAX_MESSAGE = 500
 MAX_CODE = 300
 EXAMPLES = 3
 EXPORT_FORMAT = "sentinel-memory-export"
-EXPORT_VERSION = 2  # 2: findings carry their line (code), runs their files (paths); signatures are rule|mechanism
+# 2: findings carry their line (code), runs their files (paths); signatures are rule|mechanism
+# 3: learned cards' learning state (what was seen, the learning runs)
+EXPORT_VERSION = 3
 
 
 def _redact(text: str | None) -> str | None:
@@ -145,10 +147,12 @@ class SQLStore(ABC):
         return self.dialect
 
     # --- writing -----------------------------------------------------------------------------------------
-    def record_run(self, run: RunRecord, name_pending: tuple[str, str, str | None] | None = None) -> RecordResult:
+    def record_run(self, run: RunRecord, name_pending: tuple[str, str, str | None] | None = None,
+                   rerun: bool = True) -> RecordResult:
         """Record one attempt (idempotent: the same content of the same change is written once) and the
         resolutions it proves. `name_pending` = (parent, commit, subject): name the resolutions a staged run
-        recorded on top of `parent` before its commit existed. One write transaction."""
+        recorded on top of `parent` before its commit existed. `rerun` False: a run sent again (from the
+        outbox), not run again — an attempt already recorded is left as it is. One write transaction."""
         now = run.created_at or time.time()
         key = run.key()
         change = run.change
@@ -163,7 +167,9 @@ class SQLStore(ABC):
                  _redact(run.subject), run.base_sha, run.outcome, now, now, _paths_json(run.paths)))
             if run_id is None:  # this attempt is recorded already (a re-run, or another runner sent it)
                 existing = self._one("SELECT id FROM runs WHERE run_key=?", (key,))
-                self._exec("UPDATE runs SET last_seen=?, reruns=reruns+1 WHERE id=?", (now, existing[0]))
+                if rerun:  # (a run sent late from the outbox may be older than the last one seen)
+                    self._exec("UPDATE runs SET last_seen = CASE WHEN last_seen > ? THEN last_seen ELSE ? END, "
+                               "reruns = reruns + 1 WHERE id=?", (now, now, existing[0]))
                 return RecordResult(int(existing[0]), False)
             self._insert_findings(run_id, run.findings)
             resolved = self._resolve(run, key, now) if run.outcome == "passed" else []
@@ -230,8 +236,25 @@ class SQLStore(ABC):
             return 0
         with self._tx():
             n = self._exec("UPDATE runs SET project=? WHERE project=?", (new, old))
-            self._exec("UPDATE resolutions SET project=? WHERE project=?", (new, old))
+            self._exec("UPDATE resolutions SET project=? WHERE project=? AND NOT EXISTS (SELECT 1 FROM resolutions r "
+                       "WHERE r.project=? AND r.sig_id=resolutions.sig_id AND r.run_key=resolutions.run_key)",
+                       (new, old, new))
+            self._adopt_cards(old, new)
         return n
+
+    def _adopt_cards(self, old: str, new: str) -> None:
+        """Move the learned cards and learning state of project `old` to `new` (what `new` has already wins)."""
+        if self._one("SELECT 1 FROM cards WHERE project=? LIMIT 1", (old,)):
+            seq = self._bump_cards(new)
+            self._exec("UPDATE cards SET project=?, seq=? WHERE project=? AND card_id NOT IN "
+                       "(SELECT card_id FROM cards WHERE project=?)", (new, seq, old, new))
+            self._exec("DELETE FROM cards WHERE project=?", (old,))
+            self._bump_cards(old)
+        self._exec("UPDATE learn_seen SET project=? WHERE project=? AND NOT EXISTS (SELECT 1 FROM learn_seen s "
+                   "WHERE s.project=? AND s.source=learn_seen.source AND s.key=learn_seen.key)", (new, old, new))
+        self._exec("DELETE FROM learn_seen WHERE project=?", (old,))
+        self._exec("UPDATE learn_runs SET project=? WHERE project=?", (new, old))
+        self._cards_changed()
 
     def forget(self, project: str | None = None, older_than_days: float | None = None,
                sig_id: str | None = None) -> int:
@@ -375,8 +398,11 @@ class SQLStore(ABC):
             return {"runs": self.run_count(project),
                     "findings": int(self._one(f"SELECT COUNT(*) FROM findings WHERE run_id IN ({runs})", args)[0]),
                     "resolutions": int(self._one("SELECT COUNT(*) FROM resolutions WHERE project=?", args)[0]),
-                    "cards": int(self._one("SELECT COUNT(*) FROM cards WHERE project=?", args)[0])}
-        return {t: int(self._one(f"SELECT COUNT(*) FROM {t}")[0]) for t in ("runs", "findings", "resolutions", "cards")}
+                    "cards": int(self._one("SELECT COUNT(*) FROM cards WHERE project=?", args)[0]),
+                    "learn_seen": int(self._one("SELECT COUNT(*) FROM learn_seen WHERE project=?", args)[0]),
+                    "learn_runs": int(self._one("SELECT COUNT(*) FROM learn_runs WHERE project=?", args)[0])}
+        return {t: int(self._one(f"SELECT COUNT(*) FROM {t}")[0])
+                for t in ("runs", "findings", "resolutions", "cards", "learn_seen", "learn_runs")}
 
     def projects(self) -> list[str]:
         return [r[0] for r in self._all("SELECT DISTINCT project FROM runs UNION SELECT DISTINCT project FROM cards "
@@ -405,11 +431,17 @@ class SQLStore(ABC):
             yield {"type": "resolution", **dict(zip(self._RES_COLS, row))}
         for rec in self.export_cards(project):
             yield {"type": "card", **rec}
+        for project_, source, key in self._all(
+                f"SELECT project, source, key FROM learn_seen{where} ORDER BY project, source, key", args):
+            yield {"type": "learn_seen", "project": project_, "source": source, "key": key}
+        for project_, body, finished in self._all(
+                f"SELECT project, body, finished_at FROM learn_runs{where} ORDER BY finished_at, id", args):
+            yield {"type": "learn_run", "project": project_, "run": json.loads(body), "finished_at": finished}
 
     def import_records(self, records) -> dict[str, int]:
         """Add exported records; what exists already (same run key, resolution, card) is kept, so an import
         can be repeated or resumed. Returns what was added."""
-        added = {"runs": 0, "findings": 0, "resolutions": 0, "cards": 0}
+        added = {"runs": 0, "findings": 0, "resolutions": 0, "cards": 0, "learn_seen": 0, "learn_runs": 0}
         batch: list[dict] = []
         # An export of version 1 holds signatures of the old shape (rule|message|line): they are re-keyed as the
         # schema 5 migration re-keys a store, and its resolutions follow their findings' new ids.
@@ -442,6 +474,12 @@ class SQLStore(ABC):
                             "ON CONFLICT DO NOTHING", tuple(rec.get(c) for c in self._RES_COLS))
                     elif kind == "card":
                         added["cards"] += self._import_card(rec)
+                    elif kind == "learn_seen":
+                        added["learn_seen"] += self._exec(
+                            "INSERT INTO learn_seen (project, source, key) VALUES (?,?,?) ON CONFLICT DO NOTHING",
+                            (rec["project"], rec["source"], rec["key"]))
+                    elif kind == "learn_run":
+                        added["learn_runs"] += self._import_learn_run(rec)
             batch.clear()
 
         for rec in records:
@@ -461,7 +499,101 @@ class SQLStore(ABC):
             flush()
         return added
 
+    def _import_learn_run(self, rec: dict) -> int:
+        """One learning run, unless the project has it already (same body and end): imports repeat safely."""
+        body = json.dumps(rec.get("run") or {}, sort_keys=True)
+        finished = float(rec.get("finished_at") or 0.0)
+        if self._one("SELECT 1 FROM learn_runs WHERE project=? AND finished_at=? AND body=?",
+                     (rec["project"], finished, body)):
+            return 0
+        return self._exec("INSERT INTO learn_runs (project, body, finished_at) VALUES (?,?,?)",
+                          (rec["project"], body, finished))
+
     # --- learned cards (see sentinel.memory.store.cards) ------------------------------------------------
+    def _bump_cards(self, project: str) -> int:
+        """The project's next card version, inside the caller's write transaction: the counter row stays locked
+        until it commits, so writers of one project commit in the order of their versions and a reader that has
+        seen version v has seen every card stamped v or less."""
+        self._exec("INSERT INTO card_versions (project, seq) VALUES (?, 1) "
+                   "ON CONFLICT (project) DO UPDATE SET seq = card_versions.seq + 1", (project,))
+        return int(self._one("SELECT seq FROM card_versions WHERE project=?", (project,))[0])
+
+    def _write_cards(self, rows, replace: bool = True) -> int:
+        """Insert (or replace) card rows (project, id, body, text, model, dim, vector, updated_at), each project's
+        stamped with its next version; their tombstones go. Inside the caller's transaction."""
+        by_project: dict[str, list] = {}
+        for row in rows:
+            by_project.setdefault(row[0], []).append(row)
+        n = 0
+        for project, batch in by_project.items():
+            if not replace:
+                have = self._existing_cards(project, [r[1] for r in batch])
+                batch = [r for r in batch if r[1] not in have]
+                if not batch:
+                    continue
+            seq = self._bump_cards(project)
+            for r in batch:
+                self._exec("DELETE FROM card_removals WHERE project=? AND card_id=?", (project, r[1]))
+            n += self._put_card_rows([(*r, seq) for r in batch])
+        return n
+
+    def _existing_cards(self, project: str, card_ids: list[str]) -> set[str]:
+        out: set[str] = set()
+        for start in range(0, len(card_ids), 500):
+            chunk = card_ids[start:start + 500]
+            out |= {cid for (cid,) in self._all(
+                f"SELECT card_id FROM cards WHERE project=? AND card_id IN ({','.join('?' * len(chunk))})",
+                (project, *chunk))}
+        return out
+
+    def _remove_cards(self, project: str, card_ids) -> int:
+        """Delete cards, leaving a tombstone (with the new version) for each, so caches drop them too."""
+        ids = sorted(self._existing_cards(project, list(dict.fromkeys(card_ids))))
+        if not ids:
+            return 0
+        seq = self._bump_cards(project)
+        for cid in ids:
+            self._exec("DELETE FROM cards WHERE project=? AND card_id=?", (project, cid))
+            self._exec("INSERT INTO card_removals (project, card_id, seq) VALUES (?,?,?) "
+                       "ON CONFLICT (project, card_id) DO UPDATE SET seq = excluded.seq", (project, cid, seq))
+        self._cards_changed()
+        return len(ids)
+
+    def _cards_changed(self) -> None:
+        """A backend's hook: drop what it keeps in memory about the cards."""
+
+    def card_version(self, project: str, since: int | None = None) -> tuple[str, int, int]:
+        """(store id, the project's card version, cards changed after `since`) in one round trip: what a clone's
+        cache of the learned cards asks on every run (sentinel.memory.learn.cache). The store id tells one
+        database from another (a cache made from another store, or from this one before it was re-created, is
+        rebuilt whole); 0 is "no card ever written"."""
+        row = self._one(
+            "SELECT (SELECT value FROM meta WHERE key='store_id'), (SELECT seq FROM card_versions WHERE project=?), "
+            "(SELECT COUNT(*) FROM cards WHERE project=? AND seq > ?) + "
+            "(SELECT COUNT(*) FROM card_removals WHERE project=? AND seq > ?)",
+            (project, project, int(since or 0), project, int(since or 0)))
+        store_id = row[0] if row and row[0] else self._make_store_id()
+        return store_id, int(row[1] or 0) if row else 0, int(row[2] or 0) if row else 0
+
+    def _make_store_id(self) -> str:
+        import uuid
+
+        with self._tx():
+            self._exec("INSERT INTO meta (key, value) VALUES ('store_id', ?) ON CONFLICT (key) DO NOTHING",
+                       (uuid.uuid4().hex,))
+        return self._one("SELECT value FROM meta WHERE key='store_id'")[0]
+
+    def card_changes(self, project: str, since: int) -> tuple[int, list[dict], list[str]]:
+        """(version, cards written after version `since`, ids removed after it) of one project; `since` 0 gives
+        every card. The version is read first: a writer commits its cards with its version, so every card up to
+        it is seen (a later writer's may be too, and is fetched again next time: applying a change is idempotent)."""
+        version = self._one("SELECT seq FROM card_versions WHERE project=?", (project,))
+        cards = [json.loads(body) for (body,) in self._all(
+            "SELECT body FROM cards WHERE project=? AND seq > ? ORDER BY card_id", (project, int(since)))]
+        removed = [cid for (cid,) in self._all(
+            "SELECT card_id FROM card_removals WHERE project=? AND seq > ? ORDER BY card_id", (project, int(since)))]
+        return int(version[0]) if version else 0, cards, removed
+
     def export_cards(self, project: str | None = None):
         where, args = (" WHERE project=?", (project,)) if project else ("", ())
         for project_, card_id, body, text, model, dim, vector, updated in self._all(
@@ -470,9 +602,36 @@ class SQLStore(ABC):
             yield {"project": project_, "card_id": card_id, "card": json.loads(body), "search_text": text,
                    "model": model, "vector": self._vector_list(vector), "updated_at": updated}
 
-    @abstractmethod
     def _import_card(self, rec: dict) -> int:
         """Add one exported card unless the project already has a card with its id."""
+        vec = rec.get("vector")
+        return self._write_cards([(rec["project"], rec["card_id"],
+                                   json.dumps(rec["card"], ensure_ascii=False, sort_keys=True),
+                                   rec.get("search_text") or "", rec.get("model"), len(vec) if vec else None,
+                                   vec or None, rec.get("updated_at") or time.time())], replace=False)
+
+    _VECTOR_PARAM = "?"  # how a vector parameter is written in SQL (PostgreSQL casts it)
+
+    def _put_card_rows(self, rows) -> int:
+        """Insert or replace card rows (project, id, body, text, model, dim, vector, updated_at, seq)."""
+        n = 0
+        for project, cid, body, text, model, dim, vec, at, seq in rows:
+            n += self._exec("INSERT INTO cards(project, card_id, body, search_text, model, dim, vector, updated_at, seq) "
+                            f"VALUES (?,?,?,?,?,?,{self._VECTOR_PARAM},?,?) ON CONFLICT (project, card_id) DO UPDATE SET "
+                            "body=excluded.body, search_text=excluded.search_text, model=excluded.model, "
+                            "dim=excluded.dim, vector=excluded.vector, updated_at=excluded.updated_at, seq=excluded.seq",
+                            (project, cid, body, text, model, dim, None if vec is None else self._vector_in(vec), at,
+                             seq))
+        self._cards_written({int(r[5]) for r in rows if r[5]})
+        return n
+
+    @abstractmethod
+    def _vector_in(self, vec):
+        """A vector as this backend stores it."""
+
+    def _cards_written(self, dims: set[int]) -> None:
+        """A backend's hook after cards of these vector dimensions were written."""
+        self._cards_changed()
 
     def _vector_out(self) -> str:
         return "vector"

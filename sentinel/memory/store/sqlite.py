@@ -12,7 +12,6 @@ Two failures must never stall or break the gate:
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
@@ -188,19 +187,13 @@ class SQLiteStore(SQLStore):
         return int(row[0]) if row else 0
 
     # --- learned cards (sentinel.memory.store.cards) ------------------------------------------------------
-    def _put_card_rows(self, rows, replace: bool = True) -> int:
+    def _vector_in(self, vec) -> bytes:
         from sentinel.memory.store.cards import pack_vector
 
-        tail = ("ON CONFLICT (project, card_id) DO UPDATE SET body=excluded.body, search_text=excluded.search_text, "
-                "model=excluded.model, dim=excluded.dim, vector=excluded.vector, updated_at=excluded.updated_at"
-                if replace else "ON CONFLICT DO NOTHING")
-        n = 0
-        for project, cid, body, text, model, dim, vec, at in rows:
-            n += self._exec("INSERT INTO cards(project, card_id, body, search_text, model, dim, vector, updated_at) "
-                            f"VALUES (?,?,?,?,?,?,?,?) {tail}",
-                            (project, cid, body, text, model, dim, None if vec is None else pack_vector(vec), at))
+        return pack_vector(vec)
+
+    def _cards_changed(self) -> None:
         self._vectors = None
-        return n
 
     _vectors = None  # (project, data_version, ids, matrix): the project's vectors, loaded once
 
@@ -229,6 +222,16 @@ class SQLiteStore(SQLStore):
         top = np.argpartition(-sims, min(n, len(ids)) - 1)[:n] if len(ids) > n else np.arange(len(ids))
         return {ids[i]: float(sims[i]) for i in top}
 
+    def _cosines(self, project: str, qvec, card_ids: list[str]) -> dict[str, float]:
+        import numpy as np
+
+        self._vector_candidates(project, qvec, 1)  # (loads the project's vectors once)
+        _, _, ids, matrix = self._vectors
+        rows = {cid: i for i, cid in enumerate(ids)}
+        q = np.asarray(qvec, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        return {cid: float(matrix[rows[cid]] @ q) for cid in card_ids if cid in rows}
+
     def _lexical_candidates(self, project: str, terms: list[str], n: int,
                             among: list[str] | None = None) -> dict[str, float]:
         match = " OR ".join(f'"{t}"' for t in terms)
@@ -236,13 +239,6 @@ class SQLiteStore(SQLStore):
                          "WHERE cards_fts MATCH ? AND c.project=? ORDER BY bm25(cards_fts) LIMIT ?",
                          (match, project, n))
         return {cid: float(score) for cid, score in rows}
-
-    def _import_card(self, rec: dict) -> int:
-        vec = rec.get("vector")
-        return self._put_card_rows([(rec["project"], rec["card_id"],
-                                     json.dumps(rec["card"], ensure_ascii=False, sort_keys=True),
-                                     rec.get("search_text") or "", rec.get("model"), len(vec) if vec else None,
-                                     vec or None, rec.get("updated_at") or time.time())], replace=False)
 
     def _vector_list(self, value) -> list[float] | None:
         from sentinel.memory.store.cards import unpack_vector
