@@ -258,7 +258,8 @@ _B64_RUN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z
 _PROSE_SECRET = lazy_compile(r"(?i)\b(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[ _-]?key|access[ _-]?key"
                              r"|auth[ _-]?token|client[ _-]?secret)s?\b"
                              r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*:[ \t]+|(?<!\bpass)(?<!\bpasses)[ \t]+)"  # "pass" alone is a verb
-                             r"[\"'`]?(?P<val>[^\s\"'`()\[\]{}<>,;]{6,256})")
+                             # a character reference (&#95; of escaped Markdown) is part of the value, not its end
+                             r"[\"'`]?(?P<val>(?:&#?\w{1,8};|[^\s\"'`()\[\]{}<>,;]){6,256})")
 _DOTTED_NAME = lazy_compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")  # settings.SECRET_KEY, os.environ
 _BEARER = lazy_compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<val>[^\s\"'`<>]{8,512})")
 # Stand-ins that are never worth masking (what detection calls placeholders, in short).

@@ -145,7 +145,8 @@ def test_memory_import_format_is_what_it_prints_and_input_format_what_it_reads(r
     other = f"sqlite:///{tmp_path / 'other.db'}"
     proc = run(remembering_repo, "memory", "import", str(export), "--database-url", other, "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["added"] == {"runs": 2, "findings": 7, "resolutions": 0, "cards": 0}
+    assert json.loads(proc.stdout)["added"] == {"runs": 2, "findings": 7, "resolutions": 0, "cards": 0,
+                                                 "learn_runs": 0, "learn_seen": 0}
     again = run(remembering_repo, "memory", "import", str(export), "--database-url", other, "--json")
     assert json.loads(again.stdout)["added"]["runs"] == 0  # the alias, and an import is idempotent
 

@@ -246,8 +246,7 @@ def refresh(root: str, config, *, wait: float = 10.0) -> str | None:
 
 def store_exists(config, git_dir: str) -> bool:
     """Is there a store of learned cards to read (a database, a SQLite file, or an earlier Sentinel's file)?"""
-    from sentinel.memory.store.learned import is_legacy_store
-    from sentinel.memory.store.location import learned_store_path, store_target
+    from sentinel.memory.store.location import is_legacy_store, learned_store_path, store_target
 
     kind, where = store_target(config.memory, git_dir)
     if kind == "postgres":
@@ -346,7 +345,7 @@ def _behind(root: str, config, wait: float, answered: tuple[str, int, int] | Non
     kind, where = store_target(config.memory, git_dir)
     state = read_state(_cache_dir(root))
     if kind == "sqlite":
-        from sentinel.memory.store.learned import is_legacy_store
+        from sentinel.memory.store.location import is_legacy_store
 
         if is_legacy_store(learned_store_path(config.memory, git_dir)):
             return 1  # the cards of an earlier Sentinel, not yet moved into the store

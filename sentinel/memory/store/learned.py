@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 from sentinel.errors import ConfigError
+from sentinel.memory.store.location import is_legacy_store  # noqa: F401 (where it was)
 
 SCHEMA_VERSION = 1
 
@@ -190,24 +191,6 @@ class SQLiteLearnedCardStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def is_legacy_store(path: str | None) -> bool:
-    """Is `path` a learned-card file of Sentinel before schema 6 (its `cards` table keeps a `json` column)?"""
-    if not path or not os.path.isfile(path):
-        return False
-    import sqlite3
-    from pathlib import Path
-
-    try:
-        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            cols = {row[1] for row in db.execute("PRAGMA table_info(cards)")}
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return False
-    return "json" in cols
 
 
 def migrate_legacy_store(path: str, cards) -> dict[str, int]:

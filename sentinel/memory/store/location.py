@@ -66,3 +66,22 @@ def learned_store_path(config_memory, git_dir: str | None, *, separate_only: boo
     if not git_dir:
         raise ConfigError("no place for learned cards: not in a git repository (set $SENTINEL_LEARNED_STORE)")
     return os.path.join(git_dir, "sentinel", "learned.sqlite3")
+
+
+# Here, not in store.learned: the hook asks it on every run, and store.learned's models cost ~20 ms of imports.
+def is_legacy_store(path: str | None) -> bool:
+    """Is `path` a learned-card file of Sentinel before schema 6 (its `cards` table keeps a `json` column)?"""
+    if not path or not os.path.isfile(path):
+        return False
+    import sqlite3
+    from pathlib import Path
+
+    try:
+        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            cols = {row[1] for row in db.execute("PRAGMA table_info(cards)")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return "json" in cols
