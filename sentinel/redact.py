@@ -254,12 +254,12 @@ _B64_RUN = lazy_compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z
 # Prose: "the password is hunter2!x", "pwd: Tr0ub4dor", "API key was sk9...", and with nothing between the word
 # and its value: "db password Tr0ub4dor&3", "passwd hunter2!x", "secret s3cr3tV4lue". A credential word, then a verb
 # or an operator or only a space, then one word. Only values that look like credentials are masked (see
-# _credential_like): "the secret sauce", "password reset flow", "secret: SecretStr" are prose.
+# _credential_like): "the secret sauce", "password reset flow", "secret: SecretStr" are prose. A character
+# reference (&#95; in Markdown a PR comment escaped) is part of the value, not its end.
 _PROSE_SECRET = lazy_compile(r"(?i)\b(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[ _-]?key|access[ _-]?key"
                              r"|auth[ _-]?token|client[ _-]?secret)s?\b"
                              r"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*:[ \t]+|(?<!\bpass)(?<!\bpasses)[ \t]+)"  # "pass" alone is a verb
-                             # a character reference (&#95; of escaped Markdown) is part of the value, not its end
-                             r"[\"'`]?(?P<val>(?:&#?\w{1,8};|[^\s\"'`()\[\]{}<>,;]){6,256})")
+                             r"[\"'`]?(?P<val>(?:&#?[A-Za-z0-9]{1,8};|[^\s\"'`()\[\]{}<>,;]){6,256})")
 _DOTTED_NAME = lazy_compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")  # settings.SECRET_KEY, os.environ
 _BEARER = lazy_compile(r"(?i)\b(?:bearer|token)[ \t]+(?P<val>[^\s\"'`<>]{8,512})")
 # Stand-ins that are never worth masking (what detection calls placeholders, in short).

@@ -396,7 +396,7 @@ def _judge_fixed(claim, ev: Evidence) -> Judgement:
     if not facts.code_files:
         tests = facts.test_files + facts.tests_deleted
         touched = " and ".join(k for k, files in (("docs", facts.doc_files), ("tests", tests)) if files)
-        said = _says_what_it_touches(ev)
+        said = ev._get("says-what-it-touches", lambda: _says_what_it_touches(ev))  # the message's, not the claim's
         if said:
             return Judgement(Outcome.SUPPORTED, [f"a fix of the {touched} ({said})"])
         only = [f"the change touches only {touched}: {_names(facts.doc_files + tests)}"]
