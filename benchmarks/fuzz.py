@@ -485,7 +485,10 @@ def make_whole_file_case(corpus: list[dict], rng, index: int) -> dict:
     message = "Rewrite the handlers. " + rng.choice(["All tests pass. ", "Done. ", "No side effects. "]) * \
         rng.randint(10, 2000) + f"\n\nStaging {PROSE_LINE}."
     path = rng.choice(["app/handlers.py", "src/big_module.py", "tab\there.py", "line\nbreak.py"])
-    return {"index": index, "whole": (path, text), "data": b"", "message": message, "mutations": ["whole-file"],
+    # held as the bytes git would give (--all-files reads blobs): as a str, one emoji among the real source made the
+    # case itself 4 bytes a character, 11.5 MB of a 2.9 MB file counted in the child's peak against the gate
+    return {"index": index, "whole": (path, text.encode("utf-8", "surrogateescape")), "data": b"", "message": message,
+            "mutations": ["whole-file"],
             "inject": None, "expect_eval": True, "expect_secret": True}
 
 
@@ -557,9 +560,8 @@ def child_run(case: dict) -> dict:
     out: dict = {"outcome": None, "internal": None, "crashes": {}, "leaks": [], "hidden": False, "silenced": False}
     try:
         if case.get("whole"):  # a whole file with its content, as --all-files gives it
-            path, text = case["whole"]
-            data = text.encode("utf-8", "surrogateescape")
-            cs = ChangeSet(files=whole_file(path, text), source="fuzz")
+            path, data = case["whole"]
+            cs = ChangeSet(files=whole_file(path, data), source="fuzz")
             change = Change(cs, content_rev="", preread={path: data})
         else:
             cs = parse_diff(decode_diff(case["data"]), source="fuzz")
@@ -632,10 +634,10 @@ def _noqa_credential_expected(case: dict, cs) -> bool:
                                                            fc.added.values()) for fc in cs.files)
 
 
-def whole_file(path: str, text: str):
+def whole_file(path: str, data: bytes):
     from sentinel.sources import whole_files_from
 
-    return whole_files_from({path: text.encode("utf-8", "surrogateescape")})
+    return whole_files_from({path: data})
 
 
 def _stand_ins(cs) -> dict[str, bytes]:

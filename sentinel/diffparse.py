@@ -48,6 +48,8 @@ _EXTENDED = ("old mode ", "new mode ", "deleted file mode ", "new file mode ", "
              "dissimilarity index ", "index ")
 # What diff(1) and other tools print between file sections: harmless, never applied.
 _BETWEEN_SECTIONS = ("Only in ", "Common subdirectories: ", "Index: ", "=====")
+# ASCII whitespace only, what bytes.isspace() takes (str.isspace() also takes \x1c-\x1f and U+2028).
+_ASCII_BLANK = lazy_compile(r"[ \t\n\r\x0b\x0c]*")
 _C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 
 
@@ -642,9 +644,9 @@ def parse_diff(text: str | bytes | ChunkLines, source: str = "diff", on_file=Non
     if isinstance(text, ChunkLines):
         blank, head = text.blank, text.head
     elif isinstance(text, bytes):
-        blank, head = not text.strip(), text[:4096]
+        blank, head = not text or text.isspace(), text[:4096]  # (strip() would copy the whole diff)
     else:
-        blank, head = not text.strip(" \t\n\r\x0b\x0c"), text[:4096]
+        blank, head = _ASCII_BLANK.fullmatch(text) is not None, text[:4096]
     if not files and not blank:
         head = head.decode("utf-8", "surrogateescape") if isinstance(head, bytes) else head
         if _looks_like_diff_attempt(head):

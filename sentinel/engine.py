@@ -13,7 +13,7 @@ from sentinel import roles as roles_mod
 from sentinel.checks import ANALYSIS_ORDER, CHECK_MODULES, OPTIONAL_CHECKS, load_check
 from sentinel.checks.base import ChangeContext, FileContext
 from sentinel.config import Config
-from sentinel.linemap import LineMap
+from sentinel.linemap import LineMap, pack
 from sentinel.models import CheckResult, CheckStatus, FileStatus, FilterMode, Finding, NotChecked, Severity, Verdict
 from sentinel.moved import MovedCode, reverted_files
 from sentinel.record import Record, factory
@@ -75,9 +75,9 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
     for fc in kept:
         if fc.path in unchecked:
             continue  # reported as not checked: never also checked
-        content: str | None = None
+        content: str | bytes | None = None
         if fc.path in contents:
-            content, problem = _decode(fc, contents[fc.path])
+            content, problem = _decode(fc, contents.pop(fc.path))  # (each file's bytes go as it is read)
             if problem:
                 not_checked.append(NotChecked(fc.path, problem))
                 continue
@@ -86,8 +86,10 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
         if content is None and fc.unreadable:
             not_checked.append(NotChecked(fc.path, fc.unreadable))
             continue
-        if content is not None and isinstance(fc.added, LineMap):
-            _share(fc, content)
+        if content is not None:
+            content = pack(content)  # a text that is not ASCII is held as UTF-8 (sentinel.linemap.pack)
+            if isinstance(fc.added, LineMap):
+                _share(fc, content)
         ctx = FileContext(fc, config, mode, content, root=cs.root)
         # A tool's output says so at its top; an explicit pattern of the user's wins over what a file says.
         if fc.role == roles_mod.PRODUCT and not resolver.has_user_pattern(fc.path) \
@@ -97,17 +99,19 @@ def build_contexts(change: Change, config: Config, mode: FilterMode) -> tuple[li
     return contexts, not_checked
 
 
-def _share(fc, content: str) -> None:
+def _share(fc, content: str | bytes) -> None:
     """A file added whole holds its lines twice, as the diff's and as the content read from git: the same text.
-    The diff's copy goes; its lines are read from the content (a whole tree staged is hundreds of MB)."""
+    The diff's copy goes; its lines are read from the content (a whole tree staged is hundreds of MB). Both are
+    packed (sentinel.linemap.pack): the same text is held the same way, compared without decoding."""
     added = fc.added
-    if added.text is not None and added.first == 1 and added.text is not content and added.text == content:
+    held = added.held
+    if held is not None and added.first == 1 and held is not content and held == content:
         fc.added = LineMap(content, added.count)
 
 
 def _head(ctx: FileContext, fc) -> str:
     if ctx.has_content:
-        return ctx.text[:2000]
+        return ctx.head(2000)
     return "\n".join(fc.added.get(n, fc.context.get(n, "")) for n in range(1, 9))
 
 

@@ -7,6 +7,11 @@ ended by "\\n" — the very string that stands in for the file's content (``stan
 from git itself, shared — and answers as the dict did (``added[n]``, ``n in added``, ``items()``...). The first
 change made to it turns it into a plain dict inside (diffparse strips a byte order mark, recoding rewrites
 lines): writes are rare and never on the large paths.
+
+A text that is not ASCII is held as its UTF-8 bytes (:func:`pack`): CPython stores a string at the width of its
+widest character, so one em dash makes a file's text 2 bytes a character and one emoji 4, where UTF-8 takes
+about 1. Lines are decoded as they are asked for, the whole text only by whoever asks for ``text`` (one file at
+a time: see FileContext.drop_views).
 """
 
 from __future__ import annotations
@@ -19,35 +24,62 @@ from itertools import accumulate, repeat
 MIN_LINES = 32
 
 
-# What a dict entry and its line's string object cost beyond the line's characters (64-bit CPython).
-_PER_LINE = 130
+# The error handler of the packed form: it encodes every str, lone surrogates included (a diff's bytes that are
+# not UTF-8 arrive as surrogates), and decodes what it encoded back to the very same str.
+_ERRORS = "surrogatepass"
+_BLOCK = 4096  # lines joined at once by LineMap.of_lines
 
 
-def _smaller_joined(lines: list[str]) -> bool:
-    """Is one string of these lines smaller than a string per line? Always for ASCII; a string takes as many
-    bytes a character as its widest character needs, so one emoji in a large ASCII file would make the joined
-    text four times its length, more than the lines apart."""
-    chars = sum(map(len, lines)) + len(lines)
-    wide = [line for line in lines if not line.isascii()]
-    if not wide:
-        return True
-    top = max(map(ord, map(max, wide)))
-    width = 1 if top < 0x100 else 2 if top < 0x10000 else 4
-    return width * chars < chars + _PER_LINE * len(lines)
+def pack(text: str) -> str | bytes:
+    """`text` as it is cheapest to hold: itself when one byte a character does (ASCII, Latin-1: its UTF-8 form
+    would be no smaller), else its UTF-8 bytes. :func:`unpack` gives the text back, equal to it. The same text is
+    always held the same way (engine._share compares held forms)."""
+    if text.isascii() or max(text) < "\u0100":
+        return text
+    return text.encode("utf-8", _ERRORS)
+
+
+def unpack(held: str | bytes) -> str:
+    return held.decode("utf-8", _ERRORS) if type(held) is bytes else held
+
+
+def held_head(held: str | bytes, chars: int) -> str:
+    """The first `chars` characters of the packed text, decoding no more than a few times that."""
+    if type(held) is not bytes:
+        return held[:chars]
+    cut = held.rfind(b"\n", 0, 4 * chars)  # "\n" is never inside a character's UTF-8 sequence
+    return unpack(held if cut < 0 else held[:cut + 1])[:chars]
+
+
+def held_lines(held: str | bytes) -> int:
+    """How many "\n" the packed text holds (the same in its UTF-8 form)."""
+    return held.count(b"\n" if type(held) is bytes else "\n")
 
 
 class LineMap(MutableMapping):
-    __slots__ = ("first", "count", "text", "_starts", "_dict")
+    __slots__ = ("first", "count", "held", "_starts", "_dict")
 
-    def __init__(self, text: str, count: int, first: int = 1):
+    def __init__(self, text: str | bytes, count: int, first: int = 1):
+        """`text`: every line ended by "\n", as a str or as :func:`pack` gave it."""
         self.first, self.count = first, count
-        self.text: str | None = text  # every line ended by "\n"; None once the map was changed
+        self.held: str | bytes | None = text if type(text) is bytes else pack(text)  # None once changed
         self._starts: array | None = None
         self._dict: dict[int, str] | None = None
 
+    @property
+    def text(self) -> str | None:
+        """The lines as one text (decoded anew on each call when held as bytes); None once the map was changed."""
+        return None if self.held is None else unpack(self.held)
+
     @classmethod
     def of_lines(cls, lines: list[str], first: int = 1) -> LineMap:
-        return cls("\n".join(lines) + "\n" if lines else "", len(lines), first)
+        """The lines joined and packed as :func:`pack` packs their text, a block at a time: one wide character
+        never makes a str of the whole file at 4 bytes a character, not even for a moment."""
+        if not any(line and not line.isascii() and max(line) >= "\u0100" for line in lines):
+            return cls("\n".join([*lines, ""]), len(lines), first)  # (one copy of the text, not two)
+        data = b"".join([("\n".join(lines[i:i + _BLOCK]) + "\n").encode("utf-8", _ERRORS)
+                         for i in range(0, len(lines), _BLOCK)])
+        return cls(data, len(lines), first)
 
     @classmethod
     def shrink(cls, table: dict[int, str]) -> dict[int, str] | LineMap:
@@ -56,14 +88,15 @@ class LineMap(MutableMapping):
             return table
         first, last = next(iter(table)), next(reversed(table))
         lines = list(table.values())
-        if last - first + 1 != len(table) or any("\n" in line for line in lines) or not _smaller_joined(lines):
-            return table
+        if last - first + 1 != len(table) or any("\n" in line for line in lines):
+            return table  # (joined, the lines are always smaller than apart: see pack)
         return cls.of_lines(lines, first)
 
     # -- reading ---------------------------------------------------------------------------------
     def _offsets(self) -> array:
         if self._starts is None:
-            lengths = map(len, self.values())
+            held = self.held
+            lengths = map(len, held.split(b"\n")[:self.count] if type(held) is bytes else self.values())
             # line i starts after the lines before it and their line breaks (4 bytes a line: a text is < 4 GiB)
             self._starts = array("I", accumulate(map(int.__add__, lengths, repeat(1)), initial=0))
         return self._starts
@@ -75,7 +108,8 @@ class LineMap(MutableMapping):
         if not 0 <= i < self.count:
             raise KeyError(n)
         starts = self._offsets()
-        return self.text[starts[i]:starts[i + 1] - 1]
+        line = self.held[starts[i]:starts[i + 1] - 1]
+        return line.decode("utf-8", _ERRORS) if type(line) is bytes else line
 
     def get(self, n, default=None):
         if self._dict is not None:
@@ -84,7 +118,8 @@ class LineMap(MutableMapping):
         if not 0 <= i < self.count:
             return default
         starts = self._offsets()
-        return self.text[starts[i]:starts[i + 1] - 1]
+        line = self.held[starts[i]:starts[i + 1] - 1]
+        return line.decode("utf-8", _ERRORS) if type(line) is bytes else line
 
     def __contains__(self, n) -> bool:
         if self._dict is not None:
@@ -104,7 +139,7 @@ class LineMap(MutableMapping):
     def values(self):
         if self._dict is not None:
             return self._dict.values()
-        return self.text.split("\n")[:self.count] if self.count else []
+        return unpack(self.held).split("\n")[:self.count] if self.count else []
 
     def items(self):
         if self._dict is not None:
@@ -113,7 +148,7 @@ class LineMap(MutableMapping):
 
     def __eq__(self, other) -> bool:
         if isinstance(other, LineMap) and self._dict is None and other._dict is None:
-            return (self.first, self.count, self.text) == (other.first, other.count, other.text)
+            return (self.first, self.count, self.held) == (other.first, other.count, other.held)
         return isinstance(other, MutableMapping | dict) and dict(self.items()) == dict(other.items())
 
     __hash__ = None
@@ -124,13 +159,13 @@ class LineMap(MutableMapping):
     def __reduce__(self):
         if self._dict is not None:
             return dict, (self._dict,)
-        return LineMap, (self.text, self.count, self.first)
+        return LineMap, (self.held, self.count, self.first)
 
     # -- writing (rare): from then on a dict ------------------------------------------------------
     def _writable(self) -> dict[int, str]:
         if self._dict is None:
             self._dict = dict(self.items())
-            self.text = self._starts = None
+            self.held = self._starts = None
         return self._dict
 
     def __setitem__(self, n: int, line: str) -> None:

@@ -25,6 +25,10 @@ MAX_JOBS = 8
 MIN_SHARD_LINES = 4_000
 # Lines analysed between two returns of the C heap's free memory to the system (each costs about a millisecond).
 TRIM_LINES = 20_000
+# The most memory a run of the gate may take, summed over its processes, as a multiple of its input (issue 24).
+# A forked worker's resident memory starts as every page of this process (the interpreter, the loaded checks,
+# the whole change: some 30 MB for a 5 MB change), so workers are forked only as far as the budget pays for them.
+MEMORY_BUDGET = 5
 
 
 class FilePhase:
@@ -64,9 +68,41 @@ def plan_jobs(requested: int | None, contexts: list) -> int:
         if lines < MIN_LINES:
             return 1
         jobs = min(available_cpus(), MAX_JOBS, max(1, lines // (MIN_LINES // 2)))
+        if jobs > 1 and can_fork():
+            jobs = min(jobs, affordable_jobs(contexts))
     if jobs > 1 and not can_fork():
         return 1
     return min(jobs, max(1, len(contexts)))
+
+
+def affordable_jobs(contexts: list) -> int:
+    """How many processes the memory budget pays for: each fork holds about what this process holds now, and
+    all of them together stay within MEMORY_BUDGET times the input (for a 5 MB change no fork fits: one
+    doubled the run's memory; a 20 MB change affords one). Unlimited where this process's size is unknown."""
+    _return_freed_memory()  # what reading the change left free is neither held nor inherited
+    resident = _resident_bytes()
+    if not resident:
+        return MAX_JOBS
+    budget = MEMORY_BUDGET * sum(_input_bytes(ctx) for ctx in contexts)
+    return 1 + max(0, int((budget - resident) // resident))
+
+
+def _resident_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _input_bytes(ctx) -> int:
+    """The size of the file's text as the change brought it (its lines when only the diff has them)."""
+    held = ctx._packed()
+    if held is not None:
+        return len(held)
+    change = ctx.change
+    return sum(map(len, change.added.values())) + sum(map(len, change.context.values())) + \
+        len(change.added) + len(change.context)
 
 
 def _weight(ctx) -> int:

@@ -16,7 +16,7 @@ from sentinel.errors import GitError, InputError
 from sentinel.filecache import read_files
 from sentinel.languages import detect_language
 from sentinel.linemap import MIN_LINES as LINEMAP_MIN
-from sentinel.linemap import LineMap
+from sentinel.linemap import LineMap, pack
 from sentinel.models import ChangeSet, FileChange, FileStatus, Hunk
 from sentinel.record import Record, factory
 
@@ -255,7 +255,8 @@ def whole_files_from(blobs: dict[str, bytes | None], contents: dict[str, bytes] 
                 fc.added = LineMap.shrink({i: line[:-1] if i in fc.crlf_lines else line
                                            for i, line in enumerate(lines, 1)})
             elif len(lines) >= LINEMAP_MIN and text.endswith("\n"):  # the common case: the text itself, shared
-                fc.added = LineMap(text, len(lines))
+                held = pack(text)  # (packed, a text that is not ASCII is its UTF-8 bytes: these very bytes)
+                fc.added = LineMap(data if type(held) is bytes else held, len(lines))
             else:
                 fc.added = dict(zip(range(1, len(lines) + 1), lines))
             fc.hunks = [Hunk(0, 0, 1, len(lines))] if lines else []

@@ -182,3 +182,25 @@ def test_the_diff_made_from_spans_is_the_one_difflib_writes_for_ordinary_fixes()
     result = splice.apply(text, spans)
     expected = "".join(difflib.unified_diff(text.splitlines(True), result.splitlines(True), "a/m.py", "b/m.py"))
     assert splice.unified_diff("m.py", text, result, spans) == expected
+
+
+def test_the_wildcard_fixer_reads_only_files_the_snapshot_holds(repo, monkeypatch):
+    # Finding `mods.m3` tries app/mods/m3.py and app/mods/m3/__init__.py first: each read a git process, two of
+    # the three a wildcard made were of files that are not there. The snapshot's paths are listed once instead.
+    n = 12
+    files = {f"mods/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(n)}
+    files.update({"mods/__init__.py": "",  # app/ is no package: its own directory is searched first
+                  "app/handlers.py": "".join(f"from mods.m{i} import *\nvalue_{i} = f{i}()\n" for i in range(n))})
+    stage(repo, files)
+    from tests.test_fix import gate
+
+    change, config, verdict = gate(repo)
+    assert sum(f.rule == "SEN203" for f in verdict.findings) == n
+    reads = []
+    real = type(change).read
+    monkeypatch.setattr(type(change), "read", lambda self, paths: reads.extend(paths) or real(self, paths))
+    plan = planner.plan(change, verdict.findings, config, unsafe=True)
+    fp = after(plan, "app/handlers.py")
+    assert len(fp.fixes) == n and "from mods.m0 import f0\n" in fp.after
+    assert all(path in files for path in reads), sorted(set(reads) - set(files))
+    assert len(reads) <= n + 2  # the file itself, each module once (before: 3 n + 2)

@@ -5,6 +5,7 @@ of whole runs against input size is benchmarks/memory.py's to measure.)"""
 from __future__ import annotations
 
 import pickle
+import sys
 import tracemalloc
 
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from sentinel import engine, sources
 from sentinel.config import Config
 from sentinel.diffparse import parse_diff
-from sentinel.linemap import LineMap
+from sentinel.linemap import LineMap, held_head, held_lines, pack, unpack
 from tests.conftest import new_file_diff
 
 _LINE = st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), max_size=12)
@@ -55,15 +56,29 @@ def test_a_whole_file_diff_keeps_its_lines_as_one_string():
     assert held < 1.5 * len(data), held / len(data)
 
 
-def test_one_emoji_in_a_large_ascii_file_keeps_the_lines_apart():
+def test_one_wide_character_in_a_large_ascii_file_keeps_the_text_at_its_utf8_size():
+    # A str takes its widest character's width for every character: one emoji made the whole text 4 bytes a
+    # character (so the lines were kept apart, 130 bytes a line more); held as UTF-8 it stays ~1 byte a character
     lines = [f"value_{i} = {i}  # a line of ordinary code, as long as lines of code are" for i in range(5_000)]
-    lines[7] += "  # \U0001F642"
-    cs = parse_diff(new_file_diff("big.py", "\n".join(lines) + "\n"), source="test")
-    # joined, every character would take 4 bytes: more than a string per line
-    assert not isinstance(cs.files[0].added, LineMap) and cs.files[0].added[8].endswith("\U0001F642")
-    lines[7] = lines[7].replace("\U0001F642", "\u2014")  # two bytes a character: still smaller joined
-    cs = parse_diff(new_file_diff("big.py", "\n".join(lines) + "\n"), source="test")
-    assert isinstance(cs.files[0].added, LineMap) and cs.files[0].added[8].endswith("\u2014")
+    for wide in ("\U0001F642", "\u2014", "caf\u00e9"):
+        lines[7] = lines[6] + "  # " + wide
+        text = "\n".join(lines) + "\n"
+        added = parse_diff(new_file_diff("big.py", text), source="test").files[0].added
+        assert isinstance(added, LineMap) and added[8].endswith(wide) and added[9] == lines[8]
+        # (before pickling: pickle caches a non-ASCII str's UTF-8 form inside it)
+        assert sys.getsizeof(added.held) < len(text.encode()) + 100
+        assert added.text == text and list(added.values()) == lines and dict(pickle.loads(pickle.dumps(added))) == \
+            dict(zip(range(1, 5001), lines))
+
+
+def test_a_packed_text_comes_back_as_it_was():
+    for text in ["", "ascii\n", "caf\u00e9\n", "\u2014 x\n" * 3, "\U0001F642\r\n", "bad \udce9 byte\n",
+                 "pair \udcc3\udca9 of surrogates\n", "\ufeffbom\n"]:
+        held = pack(text)
+        assert unpack(held) == text and held_lines(held) == text.count("\n")
+        assert held_head(held, 3) == text[:3] and held_head(held, 1000) == text
+        if text.isascii():
+            assert held is text
 
 
 def test_staged_content_and_the_diffs_lines_are_one_string(repo):

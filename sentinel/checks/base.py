@@ -18,7 +18,7 @@ from functools import lru_cache
 from sentinel import linebreaks
 from sentinel.config import Config
 from sentinel.lexer import Lexed, lex
-from sentinel.linemap import LineMap
+from sentinel.linemap import LineMap, held_head, held_lines, pack, unpack
 from sentinel.models import FileChange, FileStatus, FilterMode, Finding
 from sentinel.record import Record, factory
 from sentinel.rules import Rule
@@ -28,13 +28,18 @@ _FUNCTION_SPANS = "base.function-spans"
 
 class FileContext:
     def __init__(self, change: FileChange, config: Config, mode: FilterMode,
-                 content: str | None, root: str | None = None):
+                 content: str | bytes | None, root: str | None = None):
+        """`content`: the post-change text, as a str or as sentinel.linemap.pack holds it (UTF-8 bytes: decoded
+        when a check asks for the text, and let go again by drop_views)."""
         # Lines end where the language ends them, not only at "\n" (sentinel.linebreaks): code
         # after a lone "\r" is on a line of its own for Python, and so it is for every check.
         if content is not None:
-            if linebreaks.hides_lines(content, change.language):
-                change = linebreaks.logical_change(change, content, change.language)
-                content = linebreaks.logical_text(content, change.language)
+            text = unpack(content)
+            if linebreaks.hides_lines(text, change.language):
+                change = linebreaks.logical_change(change, text, change.language)
+                text = linebreaks.logical_text(text, change.language)
+                content = pack(text) if type(content) is bytes else text
+            del text
         else:
             _check_stand_in_size(change)
             if linebreaks.change_hides_lines(change, change.language):
@@ -45,7 +50,8 @@ class FileContext:
         self.config = config
         self.mode = mode
         self.root = root
-        self._content = content
+        self._held = content  # the content as given (None: the diff's lines stand in for it)
+        self._content = content if type(content) is str else None  # the text, once decoded
         self._scan_text: str | None = None
         self._lower_text: str | None = None
         self._lines: list[str] | None = None
@@ -63,14 +69,31 @@ class FileContext:
     # --- content -------------------------------------------------------------
     @property
     def has_content(self) -> bool:
-        return self._content is not None
+        return self._held is not None
 
     @property
     def text(self) -> str:
         """Post-change content; when it cannot be read, the added lines at their positions."""
         if self._content is None:
-            self._content = stand_in_text(self.change)
+            self._content = unpack(self._held) if self._held is not None else stand_in_text(self.change)
         return self._content
+
+    def _packed(self) -> str | bytes | None:
+        """The text as held, without decoding it: the content, or the added lines of a file added whole."""
+        if self._held is not None:
+            return self._held
+        added = self.change.added
+        if isinstance(added, LineMap) and added.held is not None and added.first == 1 and not self.change.context:
+            return added.held
+        return None
+
+    def head(self, chars: int) -> str:
+        """The text's first `chars` characters, decoding (and keeping) no more of a large file than that."""
+        if self._content is None:
+            held = self._packed()
+            if held is not None:
+                return held_head(held, chars)
+        return self.text[:chars]
 
     @property
     def scan_text(self) -> str:
@@ -117,7 +140,8 @@ class FileContext:
         """len(lines) - 1, without splitting the text into lines."""
         if self._lines is not None:
             return len(self._lines) - 1
-        return self.text.count("\n") + 1
+        held = self._packed() if self._content is None else self._content
+        return held_lines(held if held is not None else self.text) + 1
 
     def line(self, n: int) -> str:
         lines = self.lines
@@ -282,10 +306,12 @@ class FileContext:
         return self.selected(getattr(node, "lineno", None))
 
     def drop_views(self) -> None:
-        """Forget the computed views (lines, lexer output, AST) to free their memory; they are
-        recomputed if asked for again."""
+        """Forget the computed views (lines, lexer output, AST, the text decoded from its packed form) to free
+        their memory; they are recomputed if asked for again."""
         self._lines = self._lexed = self._tree = self._nodes = self._parents = self._scan_text = None
         self._lower_text = None
+        if self._content is not self._held:
+            self._content = None  # a text decoded from its packed form, or the diff's lines joined: made again
         self._parsed = False
         self._descents = 0
         self.memo.clear()

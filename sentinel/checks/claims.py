@@ -661,9 +661,19 @@ def _one_per_kind(claims: list) -> list[tuple[object, list]]:
     return [(group[0], group[1:]) for group in groups.values()]
 
 
+# The judges that read the claim itself (its words, a rate, the names it quotes); every other judge reads only the
+# evidence of the change, so each claim of its kind gets the same judgement (tests/test_claims_linear.py holds
+# this list to the judges' code).
+_READS_CLAIM = frozenset({"tests_pass", "coverage", "fixed", "no_side_effects"})
+
+
 def _judge(group: tuple[object, list], ev: Evidence) -> tuple[object, Judgement, list]:
-    """The group's judgement: the most severe of its claims' (they share the evidence, but not their words)."""
+    """The group's judgement: the most severe of its claims' (they share the evidence, but not their words). A
+    judge that reads only the evidence judges the group once: judged for each claim, a message repeating a claim
+    N times cost N scans of the change (SEN606 and SEN608 were quadratic in the message)."""
     first, rest = group
+    if first.kind.key not in _READS_CLAIM:
+        return first, _JUDGES[first.kind.key](first, ev), list(rest)
     judged = [(c, _JUDGES[c.kind.key](c, ev)) for c in [first, *rest]]
     claim, j = max(judged, key=lambda cj: _RANK[cj[1].outcome])  # first of the most severe
     return claim, j, [c for c in (first, *rest) if c is not claim]

@@ -55,7 +55,8 @@ def register(sub) -> None:
     p.add_argument("--coverage", action="append", default=[], metavar="PATH", help="coverage XML (claim evidence)")
     p.add_argument("--no-memory", action="store_true", help="do not consult or update the experience memory")
     p.add_argument("--jobs", "-j", type=positive_int, metavar="N",
-                   help="processes for per-file analysis (default: by change size and cores; 1: serial)")
+                   help="processes for per-file analysis (default: by change size, cores and a memory budget of "
+                        "5x the change; 1: serial)")
     fixes = p.add_argument_group("fixes (rules say whether theirs is safe: `sentinel explain CODE`)")
     fixes.add_argument("--fix", action="store_true",
                        help="apply the safe fixes to the working tree (exits 1 when files changed: re-stage them)")

@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 import os
 
+from sentinel import gitio
+from sentinel.errors import GitError
 from sentinel.fix import splice
 from sentinel.fix.context import FixContext, python_tree
 from sentinel.fix.model import FilePlan, Fix, NotFixable, Outcome, Plan
@@ -89,6 +91,7 @@ def plan(change, findings: list[Finding], config=None, unsafe: bool = False, req
     root = cs.root
     checked = change.read(list(wanted))
     table = fixers()
+    read = _snapshot_reader(change)  # one for the whole plan (it lists the snapshot's paths once)
     for path, file_findings in wanted.items():
         text, problem = _checked_text(checked.get(path))
         on_disk = None
@@ -99,7 +102,7 @@ def plan(change, findings: list[Finding], config=None, unsafe: bool = False, req
             continue
         fc = cs.file(path)
         ctx = FixContext(path, fc.language if fc else "unknown", set(fc.added) if fc else set(), config, root,
-                         read=_snapshot_reader(change), unsafe=unsafe)
+                         read=read, unsafe=unsafe)
         fp = _plan_file(text, file_findings, ctx, table, safety)
         fp.on_disk = on_disk
         out.files.append(fp)
@@ -107,9 +110,25 @@ def plan(change, findings: list[Finding], config=None, unsafe: bool = False, req
 
 
 def _snapshot_reader(change):
+    """Other files of the snapshot, as text (None: absent, outside the tree, not UTF-8). Every read is a git
+    process, and the wildcard fixer asks for files that are not there to find a module (`app/mods/m.py` before
+    `mods/m.py`): two of its three reads a wildcard were of absent files. A path the snapshot does not list
+    (its paths listed once, in one git process) is answered without one."""
+    paths: set[str] | None = None
+    listed = change.content_rev is not None and bool(change.changeset.root)
+
     def read(path: str) -> str | None:
+        nonlocal paths, listed
         if not path or path.startswith("/") or ".." in path.split("/"):
             return None
+        if listed:
+            if paths is None:
+                try:
+                    paths = set(gitio.ls_files(change.changeset.root, change.content_rev or None))
+                except GitError:
+                    listed = False
+            if listed and path not in paths:
+                return None
         data = change.read([path]).get(path)
         if data is None:
             return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections import deque
 
 from sentinel.intent import lazy_re
 from sentinel.models import FileChange, FileStatus
@@ -216,16 +217,25 @@ def _python_symbols(fc: FileChange, tree: ast.AST, digest: Digest) -> None:
     if len(added) > in_defs:
         digest.module_level.append(fc.path)
     names = {qual.rsplit(".", 1)[-1] for _, _, qual, _ in defs}
+    # A removed signature goes to the first symbol of this file with its name still without one: each name's
+    # symbols queued once (searching every symbol for each removed def was quadratic: 1,000 changed signatures of
+    # one name, SEN609's example repeated, asked the symbols a million times)
+    waiting: dict[str, deque] | None = None
     for sig_line, name, kind in _removed_defs(fc):
         if name not in names:
             digest.symbols.append(Symbol("removed", kind, name, fc.path, old_signature=sig_line))
         elif kind == "function":
-            for s in digest.symbols:
-                if s.path == fc.path and s.name.rsplit(".", 1)[-1] == name and s.old_signature is None:
-                    s.old_signature = sig_line
-                    if s.action == "added":
-                        s.action = "modified"  # rewritten in place, not new
-                    break
+            if waiting is None:
+                waiting = {}
+                for s in digest.symbols:
+                    if s.path == fc.path and s.old_signature is None:
+                        waiting.setdefault(s.name.rsplit(".", 1)[-1], deque()).append(s)
+            queue = waiting.get(name)
+            if queue:
+                s = queue.popleft()
+                s.old_signature = sig_line
+                if s.action == "added":
+                    s.action = "modified"  # rewritten in place, not new
 
 
 def _removed_defs(fc: FileChange) -> list[tuple[str, str, str]]:
