@@ -7,8 +7,8 @@ with the recall of the exact top 10 beside every latency, and concurrent writers
 
 Cards: the real cards recombined by scripts/generate_scale_corpus.py (deterministic), embedded with the default
 static embedder (256 dims), loaded into both backends through the same tables the product uses (PostgreSQL by
-binary COPY, SQLite by executemany). For each size: HNSW (m=16, ef_construction=64: pgvector's defaults, what
-the product creates) and GIN built after the load, then ANALYZE. The same queries, interleaved between the
+binary COPY, SQLite by executemany). For each size: HNSW (the graph the product creates: postgres.HNSW_M,
+HNSW_EF_CONSTRUCTION; pgvector's defaults are m=16, ef_construction=64) and GIN built after the load, then ANALYZE. The same queries, interleaved between the
 backends, through the product's own search code: `LearnedCards.search` (hybrid: the nearest by vector and the
 best full-text matches among the cards holding the query's rare words, each scored on both, fused) and its
 vector half alone (`_vector_candidates`), on PostgreSQL at several `hnsw.ef_search` values (the product's is
@@ -137,20 +137,24 @@ def drop_indexes(pg, dim: int) -> None:
 
 
 def build_indexes(pg, dim: int) -> dict:
-    """The product's indexes (schema: cards_tsv; postgres.ensure_vector_index: cards_hnsw_<dim>, pgvector's
-    defaults m=16, ef_construction=64), then the planner's statistics (VACUUM ANALYZE)."""
+    """The product's indexes (schema: cards_tsv; postgres.ensure_vector_index: cards_hnsw_<dim> with the product's
+    graph, postgres.HNSW_M and HNSW_EF_CONSTRUCTION), then the planner's statistics (VACUUM ANALYZE)."""
+    from sentinel.memory.store.postgres import _hnsw_definition
+
     pg.conn.execute("SET maintenance_work_mem = '4GB'")  # the whole HNSW graph in memory while it is built
     pg.conn.execute("SET max_parallel_maintenance_workers = 1")
     t0 = time.perf_counter()
     pg.conn.execute("CREATE INDEX cards_tsv ON cards USING gin (tsv)")
     t1 = time.perf_counter()
-    pg.conn.execute(f"CREATE INDEX cards_hnsw_{dim} ON cards USING hnsw ((vector::vector({dim})) vector_cosine_ops) "
-                    f"WITH (m = 16, ef_construction = 64) WHERE dim = {dim}")
+    pg.conn.execute(f"CREATE INDEX cards_hnsw_{dim} ON cards USING hnsw {_hnsw_definition(dim)}")
     t2 = time.perf_counter()
     pg.conn.execute("VACUUM ANALYZE cards")
     pg._lexeme_stats = None  # the statistics the hybrid search reads were just made
     size = pg.conn.execute(f"SELECT pg_relation_size('cards_hnsw_{dim}')").fetchone()[0]
-    return {"gin_build_s": round(t1 - t0, 1), "hnsw_build_s": round(t2 - t1, 1), "hnsw_mb": round(size / 2**20),
+    from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
+
+    return {"hnsw_m": HNSW_M, "hnsw_ef_construction": HNSW_EF_CONSTRUCTION,
+            "gin_build_s": round(t1 - t0, 1), "hnsw_build_s": round(t2 - t1, 1), "hnsw_mb": round(size / 2**20),
             "vacuum_s": round(time.perf_counter() - t2, 1)}
 
 
@@ -356,7 +360,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="135000,1000000")
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--ef", default="40,100,200,400", help="hnsw.ef_search values measured (the product's is added)")
+    ap.add_argument("--ef", default="40,100,200,400,800", help="hnsw.ef_search values measured (the product's is added)")
     ap.add_argument("--budgets", default="300,3000", help="hybrid: other lexical budgets measured (rows the text "
                                                           "half ranks), at the product's ef_search")
     ap.add_argument("--reference-queries", type=int, default=100,
@@ -473,6 +477,10 @@ def render(r: dict) -> str:
     for size, res in r["sizes"].items():
         default = res.get("ef_search_default")
         floor = res.get("postgres/floor")
+        built = res.get("load", {})
+        if "hnsw_m" in built:
+            lines.append(f"| {int(size):,} | index | HNSW m={built['hnsw_m']}, ef_construction="
+                         f"{built['hnsw_ef_construction']}: built in {built['hnsw_build_s']} s, {built['hnsw_mb']} MB | | |")
         if floor:
             lines.append(f"| {int(size):,} | floor | PostgreSQL `SELECT 1` | {floor['p50_ms']} / {floor['p95_ms']} ms | |")
         for mode in ("vector", "hybrid"):

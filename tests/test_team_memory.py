@@ -525,3 +525,43 @@ def test_the_hook_without_a_database_url_imports_no_database_driver(repo):
     passing = subprocess.run([sys.executable, "-c", HOOK_IMPORTS], cwd=repo.path, capture_output=True, text=True,
                              env=env)
     assert passing.stdout.strip().splitlines()[-1] == "0 []", passing.stdout + passing.stderr
+
+
+def _hnsw_options(url: str) -> list[str]:
+    return psql(url, "SELECT c.relname || ' ' || coalesce(array_to_string(c.reloptions, ','), '') FROM pg_class c JOIN pg_index i "
+                     "ON i.indexrelid = c.oid WHERE i.indrelid = 'cards'::regclass AND c.relname LIKE 'cards_hnsw%' "
+                     "ORDER BY 1").split()
+
+
+def test_an_earlier_versions_hnsw_index_is_rebuilt_by_migrate_and_search_still_finds(tmp_path, pg_server):
+    from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
+
+    url = new_database(pg_server)
+    dev = _clone(_origin(tmp_path), tmp_path / "dev")
+    env = {"SENTINEL_DATABASE_URL": url}
+    subprocess.run([sys.executable, "-c", LEARN, json.dumps(_learned_card())], cwd=dev, capture_output=True,
+                   text=True, env={**os.environ, **env}, check=True)
+    wanted = f"m={HNSW_M},ef_construction={HNSW_EF_CONSTRUCTION}"
+    name, options = _hnsw_options(url)
+    assert options == wanted  # what a new database gets
+    # what Sentinel before this version made: pgvector's default graph (m=16, ef_construction=64)
+    dim = name.rsplit("_", 1)[1]
+    psql(url, f"DROP INDEX {name}; CREATE INDEX {name} ON cards USING hnsw ((vector::vector({dim})) "
+              f"vector_cosine_ops) WHERE dim = {dim}")
+    assert _hnsw_options(url) == [name]
+    stats = _sentinel(dev, "memory", "stats", env=env)
+    assert stats.returncode == 0 and "m=16, ef_construction=64 (an earlier version's graph" in stats.stdout, stats
+
+    migrated = _sentinel(dev, "memory", "migrate", "--json", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    assert json.loads(migrated.stdout)["rebuilt_vector_indexes"] == [int(dim)]
+    assert _hnsw_options(url) == [name, wanted]  # one index, under its own name, with this version's graph
+    again = _sentinel(dev, "memory", "migrate", env=env)
+    assert again.returncode == 0 and "rebuilt" not in again.stdout, again.stdout  # nothing twice
+
+    found = _sentinel(dev, "memory", "search", "settings swallowed by a bare except", "--json", env=env)
+    assert found.returncode == 0, found.stderr
+    assert "learned-settings-swallow" in found.stdout
+    stats = json.loads(_sentinel(dev, "memory", "stats", "--json", env=env).stdout)
+    assert stats["learned"]["vector_indexes"] == [{"dim": int(dim), "m": HNSW_M,
+                                                   "ef_construction": HNSW_EF_CONSTRUCTION, "current": True}]

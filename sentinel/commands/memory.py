@@ -262,6 +262,12 @@ def _learned_stats(root, cfg) -> dict | None:
         with open_learned_store(cfg.memory, git_dir) as store:
             out.update(path=store.path, cards=store.count(), runs=[r.to_json() for r in store.runs(10)],
                        cache=status(root, store))
+            indexes = getattr(store.db, "vector_indexes", None)  # PostgreSQL: the HNSW graphs and their parameters
+            if indexes:
+                from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
+
+                out["vector_indexes"] = [{"dim": dim, **params, "current": params == {
+                    "m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION}} for dim, params in indexes().items()]
     except SentinelError as exc:
         state = read_state(os.path.join(git_dir, "sentinel")) or {}
         out.update(path=None, cards=None, runs=[], error=str(exc),
@@ -304,6 +310,10 @@ def _print_learned(learned: dict) -> None:
                  if behind else "not compared with the store")
         print(f"  this clone's cache: {cache.get('cached_cards')} cards at version {cache['cached_version']} "
               f"({state})")
+    for index in learned.get("vector_indexes", []):
+        print(f"  vector index ({index['dim']} dims): HNSW m={index['m']}, ef_construction={index['ef_construction']}"
+              + ("" if index["current"] else " (an earlier version's graph: `sentinel memory migrate` rebuilds it "
+                                             "for this version's recall)"))
     from sentinel.memory.learn.pipeline import stage_line
 
     for run in learned.get("runs", [])[:5]:

@@ -53,7 +53,8 @@ def register_into(msub) -> None:
     add_format_option(q)
     q.set_defaults(func=cmd_forget)
 
-    q = msub.add_parser("migrate", help="bring the store's schema to this version (versioned migrations)")
+    q = msub.add_parser("migrate", help="bring the store's schema to this version (versioned migrations; on "
+                                         "PostgreSQL, also an HNSW index built by an earlier version)")
     q.add_argument("--adopt-project", metavar="NAME",
                    help="also move what was recorded and learned under project NAME (e.g. the directory name "
                         "store schemas before 6 used for a clone without a remote) to this clone's project")
@@ -216,6 +217,8 @@ def cmd_migrate(args) -> int:
     with _store(args, cfg, git_dir) as store:  # opening applies what is missing
         before = store.migrated_from
         applied = store.migrate()  # nothing left: reports the current version
+        rebuild = getattr(store, "rebuild_vector_indexes", None)  # PostgreSQL: an earlier version's HNSW graph
+        rebuilt = rebuild() if rebuild else []
         where = store.describe()
         version = store.schema_version()
         if args.adopt_project:
@@ -224,12 +227,17 @@ def cmd_migrate(args) -> int:
                        "runs": store.adopt_project(args.adopt_project, project)}
     if args.json:
         print(json.dumps({"store": where, "from": before if before is not None else version, "to": version,
-                          "current": SCHEMA_VERSION, "adopted": adopted}))
+                          "current": SCHEMA_VERSION, "adopted": adopted, "rebuilt_vector_indexes": rebuilt}))
         return 0
     if before is not None or applied:
         print(f"migrated {where} from schema {before if before is not None else '?'} to {version}")
     else:
         print(f"{where} is at schema {version} (current)")
+    if rebuilt:
+        from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
+
+        print(f"rebuilt the HNSW index of {', '.join(f'{d}-dimension' for d in rebuilt)} card vectors with "
+              f"m={HNSW_M}, ef_construction={HNSW_EF_CONSTRUCTION} (searches kept the old one meanwhile)")
     if adopted:
         print(f"moved {adopted['runs']} run(s), with their resolutions and the learned cards, of project "
               f"{adopted['from']!r} to {adopted['to']!r}")
