@@ -68,3 +68,35 @@ def test_the_check_knows_the_same_config_files_as_the_comparison():
     from sentinel.configdiff import CONFIG_FILES
 
     assert gateconfig._CONFIG_FILES == CONFIG_FILES
+
+
+def _diff_only_verdict(context_lines: int, checks: dict | None = None):
+    """A pyproject.toml edit given as a diff alone (no content to read), with `context_lines` of context."""
+    from sentinel import engine
+    from sentinel.config import validate
+    from sentinel.sources import Change
+
+    before = BASE + "".join(f"[tool.other{i}]\nkey = {i}\n\n" for i in range(6))
+    after = before.replace("exclude = []", 'exclude = ["app.py"]')
+    body = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        "a/pyproject.toml", "b/pyproject.toml", n=context_lines))
+    cs = parse_diff(f"diff --git a/pyproject.toml b/pyproject.toml\n{body}", source="test")
+    config = {name: {"enabled": on} for name, on in (checks or {}).items()}
+    return engine.run(Change(cs, content_rev=None), validate(config, "test"), engine.RunOptions())
+
+
+def _gateconfig(verdict):
+    return next(c for c in verdict.checks if c.check == "gateconfig")
+
+
+def test_a_diff_that_shows_the_whole_file_is_judged_whatever_ran_before():
+    # the file's text is the diff's lines: judged the same whether or not another check read the text first
+    for checks in (None, {"style": False, "chaos": False, "placeholder": False, "jail": False}):
+        result = _gateconfig(_diff_only_verdict(100_000, checks))
+        assert [f.rule for f in result.findings] == ["SEN801"], (checks, result)
+
+
+def test_a_diff_with_gaps_in_the_config_file_is_skipped_and_says_why():
+    result = _gateconfig(_diff_only_verdict(1))
+    assert result.status.value == "skipped" and not result.findings
+    assert "pyproject.toml after the change is not available" in result.reason

@@ -72,6 +72,16 @@ class FileContext:
         return self._held is not None
 
     @property
+    def text_is_known(self) -> bool:
+        """Whether `text` is the file's post-change text up to its last line shown: the content was read, or the
+        diff shows every line from the first to its last (a diff with the whole file as context); lines after
+        the last shown one are not changed by the change."""
+        if self._held is not None:
+            return True
+        known = self.change.context.keys() | self.change.added.keys()
+        return bool(known) and len(known) == max(known)
+
+    @property
     def text(self) -> str:
         """Post-change content; when it cannot be read, the added lines at their positions."""
         if self._content is None:

@@ -496,8 +496,9 @@ def _judge_secure(claim, ev: Evidence) -> Judgement:
 
 def _added_code(ev: Evidence, fc) -> list[str]:
     ctx = ev.cctx.file_contexts.get(fc.path)
-    if ctx is None or not ctx.has_content:
+    if ctx is None:
         return list(fc.added.values())
+    # the code of each added line, comments and strings left out (from the diff's lines when nothing was read)
     return [ctx.lexed.code_line(n) for n in sorted(fc.added)]
 
 

@@ -113,7 +113,7 @@ def _from_change(cctx):
         fctx = cctx.file_contexts.get(fc.path)
         if fc.status is FileStatus.DELETED:
             after_lines = []
-        elif fctx is not None and fctx.has_content:
+        elif fctx is not None and fctx.text_is_known:  # read, or shown whole by the diff
             after_lines = [ln.rstrip("\r") for ln in fctx.text.split("\n")]
             if after_lines and after_lines[-1] == "":
                 after_lines.pop()
