@@ -101,15 +101,18 @@ class LineMap(MutableMapping):
             self._starts = array("I", accumulate(map(int.__add__, lengths, repeat(1)), initial=0))
         return self._starts
 
+    def _line(self, i: int) -> str:
+        """The i-th line (from 0), decoded from the packed text."""
+        starts = self._offsets()
+        return unpack(self.held[starts[i]:starts[i + 1] - 1])
+
     def __getitem__(self, n: int) -> str:
         if self._dict is not None:
             return self._dict[n]
         i = n - self.first if type(n) is int else -1
         if not 0 <= i < self.count:
             raise KeyError(n)
-        starts = self._offsets()
-        line = self.held[starts[i]:starts[i + 1] - 1]
-        return line.decode("utf-8", _ERRORS) if type(line) is bytes else line
+        return self._line(i)
 
     def get(self, n, default=None):
         if self._dict is not None:
@@ -117,9 +120,7 @@ class LineMap(MutableMapping):
         i = n - self.first if type(n) is int else -1
         if not 0 <= i < self.count:
             return default
-        starts = self._offsets()
-        line = self.held[starts[i]:starts[i + 1] - 1]
-        return line.decode("utf-8", _ERRORS) if type(line) is bytes else line
+        return self._line(i)
 
     def __contains__(self, n) -> bool:
         if self._dict is not None:
