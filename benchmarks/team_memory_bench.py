@@ -4,6 +4,7 @@ with the recall of the exact top 10 beside every latency, and concurrent writers
     python benchmarks/team_memory_bench.py                       # 135,000 then 1,000,000 cards, 8 writers x 100 runs
     python benchmarks/team_memory_bench.py --sizes 20000 --queries 100 --writers 4 --runs 20   # a quick look
     python benchmarks/team_memory_bench.py --database-url postgresql://...   # an existing server instead of pgserver
+    python benchmarks/team_memory_bench.py --sizes 1000000 --shards 4   # a layout not shipped: 4 hash-sharded graphs
 
 Cards: the real cards recombined by scripts/generate_scale_corpus.py (deterministic), embedded with the default
 static embedder (256 dims), loaded into both backends through the same tables the product uses (PostgreSQL by
@@ -16,7 +17,9 @@ marked). Query vectors are computed beforehand (embedding a query costs the same
 A `SELECT 1` round trip, interleaved, is the floor of every PostgreSQL latency.
 
 Recall, measured in the same run against exact answers computed here:
-- vector: the share of the exact 10 nearest (numpy over the same float32 vectors) that the search returns;
+- vector: the share of the exact 10 nearest (numpy over the same float32 vectors) that the search returns, and
+  beside it ann-benchmarks' k-nn recall (`by distance`: the share of the 10 returned whose exact distance is within
+  TIE_EPSILON of the exact 10th, so a card as near as the 10th counts) and how many cards lie that near;
 - hybrid: the share of the exact hybrid top 10 — the same fusion over the exact 50 nearest and the exact 50 best
   full-text matches (the product's full-text score of every card matching any query word: no index shortcut,
   no rare-word selection), every candidate
@@ -56,6 +59,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results" / "team_memory_bench.json"
+SHARDS_RESULTS = ROOT / "benchmarks" / "results" / "team_memory_bench-shards.json"
 PROJECT = "bench/cards"
 
 
@@ -158,6 +162,80 @@ def build_indexes(pg, dim: int) -> dict:
             "vacuum_s": round(time.perf_counter() - t2, 1)}
 
 
+def shard_of(shards: int) -> str:
+    """The SQL expression that puts a card in one of `shards` graphs (a stable hash of its id)."""
+    return f"mod(abs(hashtext(card_id)::bigint), {shards})"
+
+
+def build_shard_indexes(pg, dim: int, shards: int) -> dict:
+    """A layout the product does not use, measured to see whether it would: `shards` partial HNSW indexes (the
+    product's m and ef_construction), each over the cards of one hash bucket, searched together (sharded_nearest)."""
+    from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
+
+    pg.conn.execute("SET maintenance_work_mem = '4GB'")
+    pg.conn.execute("SET max_parallel_maintenance_workers = 1")
+    t0 = time.perf_counter()
+    for s in range(shards):
+        pg.conn.execute(f"CREATE INDEX cards_hnsw_{dim}_shard{s} ON cards USING hnsw ((vector::vector({dim})) "
+                        f"vector_cosine_ops) WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
+                        f"WHERE dim = {dim} AND {shard_of(shards)} = {s}")
+    t1 = time.perf_counter()
+    pg.conn.execute("VACUUM ANALYZE cards")
+    size = sum(pg.conn.execute(f"SELECT pg_relation_size('cards_hnsw_{dim}_shard{s}')").fetchone()[0]
+               for s in range(shards))
+    return {"shards": shards, "hnsw_m": HNSW_M, "hnsw_ef_construction": HNSW_EF_CONSTRUCTION,
+            "hnsw_build_s": round(t1 - t0, 1), "hnsw_mb": round(size / 2**20)}
+
+
+def sharded_nearest(pg, qvec, k: int, shards: int, ef: int) -> dict[str, float]:
+    """The k nearest over every shard's graph: one statement, each shard's k nearest through its own index, merged."""
+    from sentinel.memory.store.cards import vector_text
+
+    dim = len(qvec)
+    order = f"vector::vector({dim}) <=> %(q)s::vector({dim})"
+    arms = " UNION ALL ".join(
+        f"(SELECT card_id, {order} AS d FROM cards WHERE dim = {dim} AND {shard_of(shards)} = {s} "
+        f"AND project = %(p)s ORDER BY {order} LIMIT %(n)s)" for s in range(shards))
+    with pg.conn.transaction():
+        pg.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+        rows = pg.conn.execute(f"SELECT card_id, 1 - d FROM ({arms}) u ORDER BY d LIMIT %(n)s",
+                               {"q": vector_text(qvec), "p": PROJECT, "n": k}, prepare=True).fetchall()
+    return {c: float(sim) for c, sim in rows}
+
+
+def measure_sharded(pg, qvecs, matrix, ids, efs: list[int], shards: int, k: int = 10) -> dict:
+    """Vector search over the sharded layout at each ef_search, interleaved, recall beside latency as in measure."""
+    import numpy as np
+
+    row_of = {c: i for i, c in enumerate(ids)}
+    exact = [exact_vector_truth(matrix, ids, v, k) for v in qvecs]
+    times: dict[str, list[float]] = {}
+    recall: dict[str, list[float]] = {}
+    by_distance: dict[str, list[float]] = {}
+    sharded_nearest(pg, qvecs[0], k, shards, efs[0])  # warm
+    for i, (v, (truth, kth, _)) in enumerate(zip(qvecs, exact)):
+        q = np.asarray(v, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        t0 = time.perf_counter()
+        pg.conn.execute("SELECT 1").fetchone()
+        times.setdefault("postgres/floor", []).append((time.perf_counter() - t0) * 1000)
+        for ef in (efs if i % 2 == 0 else efs[::-1]):
+            key = f"postgres/vector-sharded/ef{ef}"
+            t0 = time.perf_counter()
+            got = sharded_nearest(pg, v, k, shards, ef)
+            times.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
+            best = sorted(got, key=lambda c: (-got[c], c))[:k]
+            recall.setdefault(key, []).append(len(set(best) & set(truth)) / k)
+            by_distance.setdefault(key, []).append(
+                sum(1 for c in best if float(matrix[row_of[c]] @ q) >= kth - TIE_EPSILON) / k)
+    out = {key: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(pct(v, 0.95), 2), "queries": len(v)}
+           for key, v in times.items()}
+    for key in recall:
+        out[key]["recall_at_10"] = round(float(np.mean(recall[key])), 3)
+        out[key]["recall_at_10_by_distance"] = round(float(np.mean(by_distance[key])), 3)
+    return out
+
+
 def main_hybrid(pg, query: str, qvec, k: int = 10) -> list[str]:
     """The hybrid search of Sentinel before issue 23 on PostgreSQL (its LearnedCards.search, replicated to be
     timed on the same data in the same run): the 50 nearest at hnsw.ef_search 100 in a transaction of their own,
@@ -219,6 +297,22 @@ def exact_nearest(matrix, ids: list[str], qvec, n: int) -> dict[str, float]:
     return {ids[i]: float(sims[i]) for i in top}
 
 
+TIE_EPSILON = 1e-3  # ann-benchmarks' k-nn recall: a result counts if its distance is within this of the k-th exact one
+
+
+def exact_vector_truth(matrix, ids: list[str], qvec, k: int) -> tuple[list[str], float, int]:
+    """The exact k nearest (by similarity, then id), the k-th one's similarity, and how many cards lie within
+    TIE_EPSILON of it - cards a search may return in place of the exact k with no visible difference."""
+    import numpy as np
+
+    q = np.asarray(qvec, dtype=np.float32)
+    sims = np.einsum("ij,j->i", matrix, q / (np.linalg.norm(q) or 1.0))
+    top = np.argpartition(-sims, k)[:k]
+    near = sorted(((ids[i], float(sims[i])) for i in top), key=lambda t: (-t[1], t[0]))
+    kth = near[-1][1]
+    return [c for c, _ in near], kth, int(np.count_nonzero(sims >= kth - TIE_EPSILON))
+
+
 def exact_hybrid(pg, matrix, ids: list[str], row_of: dict, query: str, qvec, k: int = 10, n: int = 50) -> list[str]:
     """The hybrid top k without approximation: the same fusion (cards.fuse) over the exact n nearest and the exact n
     best full-text matches (every card matching any query word ranked), every candidate scored on both."""
@@ -260,6 +354,7 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
     budgets = sorted(set(budgets) - {LEXICAL_BUDGET})  # (the product's is the hybrid at each ef_search)
     times: dict[str, list[float]] = {}
     recall: dict[str, list[float]] = {}
+    tie_recall: dict[str, list[float]] = {}
 
     def timed(key: str, fn):
         t0 = time.perf_counter()
@@ -270,20 +365,30 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
     def hit(key: str, got: list[str], truth: list[str]) -> None:
         recall.setdefault(key, []).append(len(set(got[:k]) & set(truth[:k])) / k)
 
+    def hit_by_distance(key: str, got: dict[str, float], qvec, kth: float) -> None:
+        """ann-benchmarks' definition: the share of the k results whose exact distance is within TIE_EPSILON of the
+        exact k-th (the store's similarity is recomputed here from the same float32 vectors)."""
+        q = np.asarray(qvec, dtype=np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        best = sorted(got, key=lambda c: (-got[c], c))[:k]
+        within = sum(1 for c in best if float(matrix[row_of[c]] @ q) >= kth - TIE_EPSILON)
+        tie_recall.setdefault(key, []).append(within / k)
+
     # the exact answers first, in a pass of their own: the full-text reference reads the whole table, which would
     # leave the searches timed after it a cold cache
-    truths = [[c for c, _ in sorted(exact_nearest(matrix, ids, v, k).items(), key=lambda t: (-t[1], t[0]))]
-              for v in qvecs]
+    exact = [exact_vector_truth(matrix, ids, v, k) for v in qvecs]
+    truths = [t for t, _, _ in exact]
     refs = [exact_hybrid(pg, matrix, ids, row_of, q, v, k) if i < reference_queries else None
             for i, (q, v) in enumerate(zip(qs, qvecs))]
     log(f"exact answers ready ({len(truths)} vector, {min(reference_queries, len(qs))} hybrid)")
     for s in (team, local):  # and warm again
         s.search(qs[0], k=k, query_vector=qvecs[0])
-    for i, (q, v, truth, ref) in enumerate(zip(qs, qvecs, truths, refs)):
+    for i, (q, v, (truth, kth, _), ref) in enumerate(zip(qs, qvecs, exact, refs)):
         timed("postgres/floor", lambda: pg.conn.execute("SELECT 1").fetchone())
         for ef in (efs if i % 2 == 0 else efs[::-1]):  # interleaved, alternating the order
             got = timed(f"postgres/vector/ef{ef}", lambda: pg._vector_candidates(PROJECT, v, k, ef_search=ef))
             hit(f"postgres/vector/ef{ef}", sorted(got, key=lambda c: (-got[c], c)), truth)
+            hit_by_distance(f"postgres/vector/ef{ef}", got, v, kth)
             hits = timed(f"postgres/hybrid/ef{ef}", lambda: team.search(q, k=k, query_vector=v, ef_search=ef))
             if ref is not None:
                 hit(f"postgres/hybrid/ef{ef}", [h.id for h in hits], ref)
@@ -302,6 +407,11 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
     for key, v in recall.items():
         out[key]["recall_at_10"] = round(float(np.mean(v)), 3)
         out[key]["recall_queries"] = len(v)
+    for key, v in tie_recall.items():
+        out[key]["recall_at_10_by_distance"] = round(float(np.mean(v)), 3)
+    within = [n for _, _, n in exact]
+    out["cards_within_epsilon_of_10th"] = {"median": int(statistics.median(within)), "p90": int(pct(within, 0.9)),
+                                           "epsilon": TIE_EPSILON}
     out["ef_search_default"] = EF_SEARCH
     out["lexical_budget_default"] = LEXICAL_BUDGET
     return out
@@ -369,6 +479,9 @@ def main(argv=None) -> int:
                                                                     "at 1M)")
     ap.add_argument("--sqlite-max", type=int, default=135000, help="cards loaded into SQLite (and sizes it is "
                                                                      "measured at): at most this many")
+    ap.add_argument("--shards", type=int, default=0,
+                    help="instead of the product's layout: this many partial HNSW graphs (a hash of the card id), "
+                         "vector search only, no SQLite, no writers (results: team_memory_bench-shards.json)")
     ap.add_argument("--writers", type=int, default=8)
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--database-url", help="an existing PostgreSQL with pgvector (default: pgserver in --workdir)")
@@ -426,8 +539,24 @@ def run(args, sizes: list[int], url: str, work: Path) -> int:
     for size in sizes:
         drop_indexes(pg, embedder.dim)
         log(f"loading cards {loaded}..{size}")
-        timings = load(pg, lite, size - loaded, loaded, embedder, keep, lite_upto=args.sqlite_max)
+        timings = load(pg, lite, size - loaded, loaded, embedder, keep,
+                       lite_upto=0 if args.shards else args.sqlite_max)
         loaded = size
+        if args.shards:
+            for s in range(args.shards):
+                pg.conn.execute(f"DROP INDEX IF EXISTS cards_hnsw_{embedder.dim}_shard{s}")
+            timings.update(build_shard_indexes(pg, embedder.dim, args.shards))
+            matrix = np.ascontiguousarray(np.concatenate(keep[0]))
+            keep[0] = [matrix]
+            log(f"measuring {args.shards} shards at {size}: {timings}")
+            result = measure_sharded(pg, qvecs, matrix, keep[1], [int(e) for e in args.ef.split(",")],
+                                     args.shards)
+            result["load"] = timings
+            report["sizes"][str(size)] = result
+            log(json.dumps(result))
+            SHARDS_RESULTS.parent.mkdir(parents=True, exist_ok=True)
+            SHARDS_RESULTS.write_text(json.dumps(report, indent=2) + "\n")
+            continue
         log(f"building indexes at {size}: {timings}")
         timings.update(build_indexes(pg, embedder.dim))
         matrix = np.ascontiguousarray(np.concatenate(keep[0]))
@@ -445,6 +574,8 @@ def run(args, sizes: list[int], url: str, work: Path) -> int:
         RESULTS.write_text(json.dumps(report, indent=2) + "\n")  # what is measured survives a later failure
     pg.close()
     lite.close()
+    if args.shards:
+        return 0
 
     log(f"writers: {args.writers} x {args.runs}")
     wurl = head.rsplit("/", 1)[0] + "/sentinel_writers" + (f"?{query}" if query else "")
@@ -473,28 +604,34 @@ def render(r: dict) -> str:
     lines = [f"Machine: {r['machine']}; PostgreSQL {r['postgres']} (shared_buffers {r.get('shared_buffers', '?')}), "
              f"pgvector {r['pgvector']}; {r['embedder']} ({r['dim']} dims); query embedding {r['query_embed_ms']} ms "
              "(not included below)", "",
-             "| cards | search | backend, setting | p50 / p95 | recall@10 of exact |", "|---|---|---|---|---|"]
+             "| cards | search | backend, setting | p50 / p95 | recall@10 of exact | by distance (ann-benchmarks) |",
+             "|---|---|---|---|---|---|"]
     for size, res in r["sizes"].items():
         default = res.get("ef_search_default")
         floor = res.get("postgres/floor")
         built = res.get("load", {})
         if "hnsw_m" in built:
             lines.append(f"| {int(size):,} | index | HNSW m={built['hnsw_m']}, ef_construction="
-                         f"{built['hnsw_ef_construction']}: built in {built['hnsw_build_s']} s, {built['hnsw_mb']} MB | | |")
+                         f"{built['hnsw_ef_construction']}: built in {built['hnsw_build_s']} s, {built['hnsw_mb']} MB | | | |")
         if floor:
-            lines.append(f"| {int(size):,} | floor | PostgreSQL `SELECT 1` | {floor['p50_ms']} / {floor['p95_ms']} ms | |")
+            lines.append(f"| {int(size):,} | floor | PostgreSQL `SELECT 1` | {floor['p50_ms']} / {floor['p95_ms']} ms | | |")
+        ties = res.get("cards_within_epsilon_of_10th")
+        if ties:
+            lines.append(f"| {int(size):,} | ties | cards within {ties['epsilon']} (cosine distance) of the exact 10th: "
+                         f"median {ties['median']}, p90 {ties['p90']} | | | |")
         for mode in ("vector", "hybrid"):
             efs = sorted(int(key.rsplit("ef", 1)[1]) for key in res if key.startswith(f"postgres/{mode}/ef"))
             for ef in efs:
                 x = res[f"postgres/{mode}/ef{ef}"]
                 mark = " **(Sentinel's)**" if ef == default else ""
                 rec = f"{x['recall_at_10']:.3f}" if "recall_at_10" in x else ""
+                by_distance = f"{x['recall_at_10_by_distance']:.3f}" if "recall_at_10_by_distance" in x else ""
                 lines.append(f"| {int(size):,} | {mode} | pgvector HNSW, ef_search {ef}{mark} | {x['p50_ms']} / "
-                             f"{x['p95_ms']} ms | {rec} |")
+                             f"{x['p95_ms']} ms | {rec} | {by_distance} |")
             if mode == "hybrid" and "postgres/hybrid/before" in res:
                 x = res["postgres/hybrid/before"]
                 lines.append(f"| {int(size):,} | hybrid | Sentinel before issue 23: two statements, ef_search 100, "
-                             f"ts_rank_cd, fused in Python | {x['p50_ms']} / {x['p95_ms']} ms | (other scoring) |")
+                             f"ts_rank_cd, fused in Python | {x['p50_ms']} / {x['p95_ms']} ms | (other scoring) | |")
             if mode == "hybrid":
                 budgets = sorted(int(key.rsplit("budget", 1)[1]) for key in res if key.startswith("postgres/hybrid/budget"))
                 for budget in budgets:
@@ -502,12 +639,12 @@ def render(r: dict) -> str:
                     rec = f"{x['recall_at_10']:.3f}" if "recall_at_10" in x else ""
                     lines.append(f"| {int(size):,} | hybrid | ef_search {default}, lexical budget {budget} rows "
                                  f"(Sentinel's: {res.get('lexical_budget_default')}) | {x['p50_ms']} / "
-                                 f"{x['p95_ms']} ms | {rec} |")
+                                 f"{x['p95_ms']} ms | {rec} | |")
             lt = res.get(f"sqlite/{mode}")
             if lt:
                 rec = f"{lt['recall_at_10']:.3f}" if "recall_at_10" in lt else "exact by construction"
                 lines.append(f"| {int(size):,} | {mode} | SQLite + numpy ({lt['queries']} queries) | {lt['p50_ms']} / "
-                             f"{lt['p95_ms']} ms | {rec} |")
+                             f"{lt['p95_ms']} ms | {rec} | |")
     w = r["writers"]
     lines += ["", f"Writers: {w['writers']} processes x {w['runs_each']} runs (3 findings each), at once:", "",
               "| backend | wall | write p50 / p95 | runs (expected) | findings (expected) | distinct run keys |",

@@ -31,8 +31,8 @@ _MIGRATION_LOCK = 0x5E47_1E1  # advisory lock id: one migrating runner at a time
 _EXTRA = "pip install 'diff-sentinel[postgres]'"
 # Tuned by benchmarks/team_memory_bench.py (recall of the exact top 10 beside each latency, same run): see
 # docs/evaluation.md#team-memory-at-scale.
-# HNSW candidate list (pgvector's default is 40): recall@10 of exact 0.99 at 135K cards (p50 6.5 ms), 0.88 at 1M
-# (10.4 ms); 200 gave 0.98 / 0.83, 800 0.997 / 0.91 at 23 ms.
+# HNSW candidate list (pgvector's default is 40): recall@10 of exact 0.99 at 135K cards (p50 3.8 ms), 0.88 at 1M
+# (4.2 ms); 200 gave 0.97 / 0.85, 800 0.997 / 0.92 at 12 ms (one graph flattens at 1M: see the sharded figures).
 EF_SEARCH = 400
 # The HNSW graph: with pgvector's defaults (m=16, ef_construction=64) recall@10 at 135K cards is 0.90 at ef_search
 # 200, 0.93 at 400; this denser graph, built with a wider candidate list, 0.98 / 0.99 for 2.7x the build time.
