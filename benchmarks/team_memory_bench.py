@@ -214,8 +214,6 @@ def measure_sharded(pg, qvecs, matrix, ids, efs: list[int], shards: int, k: int 
     by_distance: dict[str, list[float]] = {}
     sharded_nearest(pg, qvecs[0], k, shards, efs[0])  # warm
     for i, (v, (truth, kth, _)) in enumerate(zip(qvecs, exact)):
-        q = np.asarray(v, dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
         t0 = time.perf_counter()
         pg.conn.execute("SELECT 1").fetchone()
         times.setdefault("postgres/floor", []).append((time.perf_counter() - t0) * 1000)
@@ -226,10 +224,8 @@ def measure_sharded(pg, qvecs, matrix, ids, efs: list[int], shards: int, k: int 
             times.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
             best = sorted(got, key=lambda c: (-got[c], c))[:k]
             recall.setdefault(key, []).append(len(set(best) & set(truth)) / k)
-            by_distance.setdefault(key, []).append(
-                sum(1 for c in best if float(matrix[row_of[c]] @ q) >= kth - TIE_EPSILON) / k)
-    out = {key: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(pct(v, 0.95), 2), "queries": len(v)}
-           for key, v in times.items()}
+            by_distance.setdefault(key, []).append(within_epsilon(matrix, row_of, v, best, kth, k))
+    out = summary(times)
     for key in recall:
         out[key]["recall_at_10"] = round(float(np.mean(recall[key])), 3)
         out[key]["recall_at_10_by_distance"] = round(float(np.mean(by_distance[key])), 3)
@@ -288,11 +284,17 @@ def queries(n: int, embedder) -> tuple[list[str], list]:
     return out, list(vecs), embed_ms
 
 
-def exact_nearest(matrix, ids: list[str], qvec, n: int) -> dict[str, float]:
+def unit(qvec):
     import numpy as np
 
     q = np.asarray(qvec, dtype=np.float32)
-    sims = np.einsum("ij,j->i", matrix, q / (np.linalg.norm(q) or 1.0))
+    return q / (np.linalg.norm(q) or 1.0)
+
+
+def exact_nearest(matrix, ids: list[str], qvec, n: int) -> dict[str, float]:
+    import numpy as np
+
+    sims = np.einsum("ij,j->i", matrix, unit(qvec))
     top = np.argpartition(-sims, n)[:n]
     return {ids[i]: float(sims[i]) for i in top}
 
@@ -305,19 +307,28 @@ def exact_vector_truth(matrix, ids: list[str], qvec, k: int) -> tuple[list[str],
     TIE_EPSILON of it - cards a search may return in place of the exact k with no visible difference."""
     import numpy as np
 
-    q = np.asarray(qvec, dtype=np.float32)
-    sims = np.einsum("ij,j->i", matrix, q / (np.linalg.norm(q) or 1.0))
+    sims = np.einsum("ij,j->i", matrix, unit(qvec))
     top = np.argpartition(-sims, k)[:k]
     near = sorted(((ids[i], float(sims[i])) for i in top), key=lambda t: (-t[1], t[0]))
     kth = near[-1][1]
     return [c for c, _ in near], kth, int(np.count_nonzero(sims >= kth - TIE_EPSILON))
 
 
+def within_epsilon(matrix, row_of: dict, qvec, best: list[str], kth: float, k: int) -> float:
+    """ann-benchmarks' k-nn recall: the share of the k places that `best` fills with a card whose exact similarity
+    (recomputed from the same float32 vectors) is within TIE_EPSILON of the exact k-th."""
+    q = unit(qvec)
+    return sum(1 for c in best[:k] if float(matrix[row_of[c]] @ q) >= kth - TIE_EPSILON) / k
+
+
+def summary(times: dict[str, list[float]]) -> dict:
+    return {key: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(pct(v, 0.95), 2), "queries": len(v)}
+            for key, v in times.items()}
+
+
 def exact_hybrid(pg, matrix, ids: list[str], row_of: dict, query: str, qvec, k: int = 10, n: int = 50) -> list[str]:
     """The hybrid top k without approximation: the same fusion (cards.fuse) over the exact n nearest and the exact n
     best full-text matches (every card matching any query word ranked), every candidate scored on both."""
-    import numpy as np
-
     from sentinel.memory.store.cards import fuse, query_terms
     from sentinel.memory.store.postgres import _quote_lexeme
 
@@ -333,8 +344,7 @@ def exact_hybrid(pg, matrix, ids: list[str], row_of: dict, query: str, qvec, k: 
         lex.update(pg.conn.execute(f"SELECT card_id, {score} FROM cards WHERE project = %(p)s AND card_id = "
                                    "ANY(%(ids)s)", {**args, "p": PROJECT, "ids": [c for c in near if c not in lex]}
                                    ).fetchall())
-    q = np.asarray(qvec, dtype=np.float32)
-    q = q / (np.linalg.norm(q) or 1.0)
+    q = unit(qvec)
     cos = {c: float(matrix[row_of[c]] @ q) for c in set(near) | set(lex)}
     return [c for c, *_ in fuse(cos, {c: float(v) for c, v in lex.items()}, k)]
 
@@ -365,14 +375,6 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
     def hit(key: str, got: list[str], truth: list[str]) -> None:
         recall.setdefault(key, []).append(len(set(got[:k]) & set(truth[:k])) / k)
 
-    def hit_by_distance(key: str, got: dict[str, float], qvec, kth: float) -> None:
-        """ann-benchmarks' definition: the share of the k results whose exact distance is within TIE_EPSILON of the
-        exact k-th (the store's similarity is recomputed here from the same float32 vectors)."""
-        q = np.asarray(qvec, dtype=np.float32)
-        q = q / (np.linalg.norm(q) or 1.0)
-        best = sorted(got, key=lambda c: (-got[c], c))[:k]
-        within = sum(1 for c in best if float(matrix[row_of[c]] @ q) >= kth - TIE_EPSILON)
-        tie_recall.setdefault(key, []).append(within / k)
 
     # the exact answers first, in a pass of their own: the full-text reference reads the whole table, which would
     # leave the searches timed after it a cold cache
@@ -387,8 +389,9 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
         timed("postgres/floor", lambda: pg.conn.execute("SELECT 1").fetchone())
         for ef in (efs if i % 2 == 0 else efs[::-1]):  # interleaved, alternating the order
             got = timed(f"postgres/vector/ef{ef}", lambda: pg._vector_candidates(PROJECT, v, k, ef_search=ef))
-            hit(f"postgres/vector/ef{ef}", sorted(got, key=lambda c: (-got[c], c)), truth)
-            hit_by_distance(f"postgres/vector/ef{ef}", got, v, kth)
+            best = sorted(got, key=lambda c: (-got[c], c))[:k]
+            hit(f"postgres/vector/ef{ef}", best, truth)
+            tie_recall.setdefault(f"postgres/vector/ef{ef}", []).append(within_epsilon(matrix, row_of, v, best, kth, k))
             hits = timed(f"postgres/hybrid/ef{ef}", lambda: team.search(q, k=k, query_vector=v, ef_search=ef))
             if ref is not None:
                 hit(f"postgres/hybrid/ef{ef}", [h.id for h in hits], ref)
@@ -402,8 +405,7 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
             got = timed("sqlite/vector", lambda: lite._vector_candidates(PROJECT, v, k))
             hit("sqlite/vector", sorted(got, key=lambda c: (-got[c], c)), truth)
             timed("sqlite/hybrid", lambda: local.search(q, k=k, query_vector=v))
-    out = {key: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(pct(v, 0.95), 2), "queries": len(v)}
-           for key, v in times.items()}
+    out = summary(times)
     for key, v in recall.items():
         out[key]["recall_at_10"] = round(float(np.mean(v)), 3)
         out[key]["recall_queries"] = len(v)
@@ -542,12 +544,12 @@ def run(args, sizes: list[int], url: str, work: Path) -> int:
         timings = load(pg, lite, size - loaded, loaded, embedder, keep,
                        lite_upto=0 if args.shards else args.sqlite_max)
         loaded = size
+        matrix = np.ascontiguousarray(np.concatenate(keep[0]))
+        keep[0] = [matrix]
         if args.shards:
             for s in range(args.shards):
                 pg.conn.execute(f"DROP INDEX IF EXISTS cards_hnsw_{embedder.dim}_shard{s}")
             timings.update(build_shard_indexes(pg, embedder.dim, args.shards))
-            matrix = np.ascontiguousarray(np.concatenate(keep[0]))
-            keep[0] = [matrix]
             log(f"measuring {args.shards} shards at {size}: {timings}")
             result = measure_sharded(pg, qvecs, matrix, keep[1], [int(e) for e in args.ef.split(",")],
                                      args.shards)
@@ -559,8 +561,6 @@ def run(args, sizes: list[int], url: str, work: Path) -> int:
             continue
         log(f"building indexes at {size}: {timings}")
         timings.update(build_indexes(pg, embedder.dim))
-        matrix = np.ascontiguousarray(np.concatenate(keep[0]))
-        keep[0] = [matrix]
         log(f"measuring at {size}: {timings}")
         lite._vectors = None
         result = measure(pg, lite, qs, qvecs, matrix, keep[1], [int(e) for e in args.ef.split(",")],
