@@ -4,16 +4,17 @@ with the recall of the exact top 10 beside every latency, and concurrent writers
     python benchmarks/team_memory_bench.py                       # 135,000 then 1,000,000 cards, 8 writers x 100 runs
     python benchmarks/team_memory_bench.py --sizes 20000 --queries 100 --writers 4 --runs 20   # a quick look
     python benchmarks/team_memory_bench.py --database-url postgresql://...   # an existing server instead of pgserver
-    python benchmarks/team_memory_bench.py --sizes 1000000 --shards 4   # a layout not shipped: 4 hash-sharded graphs
+    python benchmarks/team_memory_bench.py --sizes 1000000 --shards 1   # another layout than the product's (one graph)
 
 Cards: the real cards recombined by scripts/generate_scale_corpus.py (deterministic), embedded with the default
 static embedder (256 dims), loaded into both backends through the same tables the product uses (PostgreSQL by
-binary COPY, SQLite by executemany). For each size: HNSW (the graph the product creates: postgres.HNSW_M,
+binary COPY, SQLite by executemany). For each size: HNSW (the layout the product creates for that many cards:
+one graph, or postgres.wanted_shards partial graphs over a hash of the card id, each postgres.HNSW_M,
 HNSW_EF_CONSTRUCTION; pgvector's defaults are m=16, ef_construction=64) and GIN built after the load, then ANALYZE. The same queries, interleaved between the
 backends, through the product's own search code: `LearnedCards.search` (hybrid: the nearest by vector and the
 best full-text matches among the cards holding the query's rare words, each scored on both, fused) and its
-vector half alone (`_vector_candidates`), on PostgreSQL at several `hnsw.ef_search` values (the product's is
-marked). Query vectors are computed beforehand (embedding a query costs the same on both sides, reported apart).
+vector half alone (`_vector_candidates`), on PostgreSQL at several `hnsw.ef_search` values (per graph; the
+product's for the layout is marked). Query vectors are computed beforehand (embedding a query costs the same on both sides, reported apart).
 A `SELECT 1` round trip, interleaved, is the floor of every PostgreSQL latency.
 
 Recall, measured in the same run against exact answers computed here:
@@ -30,7 +31,8 @@ Recall, measured in the same run against exact answers computed here:
 Before, in the same run: pgvector's default `hnsw.ef_search` (40) and the 100 of Sentinel before issue 23, and
 that Sentinel's hybrid search (`main_hybrid`: its two statements - the vector half at ef_search 100, then
 ts_rank_cd over the cards matching every query word and the vector candidates - fused in Python), timed on the
-same queries; its recall is not read against the reference above, which is today's scoring.
+same queries, where the layout is one graph (its SQL walks no shard); its recall is not read against the reference
+above, which is today's scoring.
 
 Loading as cheaply as the product's tables allow: binary COPY with no HNSW and no GIN index (both built after
 the load, maintenance_work_mem 4 GB so the HNSW graph is built in memory, one parallel worker), then VACUUM
@@ -136,100 +138,41 @@ def load(pg, lite, count: int, start: int, embedder, keep: list, lite_upto: int 
 
 def drop_indexes(pg, dim: int) -> None:
     """Bulk loads go in without the HNSW and GIN indexes (built afterwards: far cheaper than row by row)."""
-    pg.conn.execute(f"DROP INDEX IF EXISTS cards_hnsw_{dim}")
+    for name, *_ in pg._hnsw_indexes(valid_only=False):
+        pg.conn.execute(f"DROP INDEX IF EXISTS {name}")
     pg.conn.execute("DROP INDEX IF EXISTS cards_tsv")
+    pg._indexed.clear()
+    pg._layouts = None
 
 
-def build_indexes(pg, dim: int) -> dict:
-    """The product's indexes (schema: cards_tsv; postgres.ensure_vector_index: cards_hnsw_<dim> with the product's
-    graph, postgres.HNSW_M and HNSW_EF_CONSTRUCTION), then the planner's statistics (VACUUM ANALYZE)."""
-    from sentinel.memory.store.postgres import _hnsw_definition
+def build_indexes(pg, dim: int, shards: int | None = None) -> dict:
+    """The product's indexes (schema: cards_tsv; postgres.ensure_vector_index: the layout it makes for this many
+    cards — one graph, or postgres.wanted_shards hash shards — with the product's graph, HNSW_M and
+    HNSW_EF_CONSTRUCTION), or `shards` graphs of the same kind (a layout the product would not pick here), then the
+    planner's statistics (VACUUM ANALYZE)."""
+    from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M, _hnsw_definition, _index_name
 
     pg.conn.execute("SET maintenance_work_mem = '4GB'")  # the whole HNSW graph in memory while it is built
     pg.conn.execute("SET max_parallel_maintenance_workers = 1")
     t0 = time.perf_counter()
     pg.conn.execute("CREATE INDEX cards_tsv ON cards USING gin (tsv)")
     t1 = time.perf_counter()
-    pg.conn.execute(f"CREATE INDEX cards_hnsw_{dim} ON cards USING hnsw {_hnsw_definition(dim)}")
+    if shards:
+        for s in range(shards):
+            pg.conn.execute(f"CREATE INDEX {_index_name(dim, shards, s)} ON cards USING hnsw "
+                            f"{_hnsw_definition(dim, shards, s)}")
+    else:
+        with pg._tx():
+            pg.ensure_vector_index(dim)
     t2 = time.perf_counter()
     pg.conn.execute("VACUUM ANALYZE cards")
     pg._lexeme_stats = None  # the statistics the hybrid search reads were just made
-    size = pg.conn.execute(f"SELECT pg_relation_size('cards_hnsw_{dim}')").fetchone()[0]
-    from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
-
-    return {"hnsw_m": HNSW_M, "hnsw_ef_construction": HNSW_EF_CONSTRUCTION,
+    pg._layouts = None
+    names = [name for name, *_ in pg._hnsw_indexes()]
+    size = sum(pg.conn.execute("SELECT pg_relation_size(%s::regclass)", (n,)).fetchone()[0] for n in names)
+    return {"hnsw_m": HNSW_M, "hnsw_ef_construction": HNSW_EF_CONSTRUCTION, "shards": pg._shards(dim),
             "gin_build_s": round(t1 - t0, 1), "hnsw_build_s": round(t2 - t1, 1), "hnsw_mb": round(size / 2**20),
             "vacuum_s": round(time.perf_counter() - t2, 1)}
-
-
-def shard_of(shards: int) -> str:
-    """The SQL expression that puts a card in one of `shards` graphs (a stable hash of its id)."""
-    return f"mod(abs(hashtext(card_id)::bigint), {shards})"
-
-
-def build_shard_indexes(pg, dim: int, shards: int) -> dict:
-    """A layout the product does not use, measured to see whether it would: `shards` partial HNSW indexes (the
-    product's m and ef_construction), each over the cards of one hash bucket, searched together (sharded_nearest)."""
-    from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
-
-    pg.conn.execute("SET maintenance_work_mem = '4GB'")
-    pg.conn.execute("SET max_parallel_maintenance_workers = 1")
-    t0 = time.perf_counter()
-    for s in range(shards):
-        pg.conn.execute(f"CREATE INDEX cards_hnsw_{dim}_shard{s} ON cards USING hnsw ((vector::vector({dim})) "
-                        f"vector_cosine_ops) WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) "
-                        f"WHERE dim = {dim} AND {shard_of(shards)} = {s}")
-    t1 = time.perf_counter()
-    pg.conn.execute("VACUUM ANALYZE cards")
-    size = sum(pg.conn.execute(f"SELECT pg_relation_size('cards_hnsw_{dim}_shard{s}')").fetchone()[0]
-               for s in range(shards))
-    return {"shards": shards, "hnsw_m": HNSW_M, "hnsw_ef_construction": HNSW_EF_CONSTRUCTION,
-            "hnsw_build_s": round(t1 - t0, 1), "hnsw_mb": round(size / 2**20)}
-
-
-def sharded_nearest(pg, qvec, k: int, shards: int, ef: int) -> dict[str, float]:
-    """The k nearest over every shard's graph: one statement, each shard's k nearest through its own index, merged."""
-    from sentinel.memory.store.cards import vector_text
-
-    dim = len(qvec)
-    order = f"vector::vector({dim}) <=> %(q)s::vector({dim})"
-    arms = " UNION ALL ".join(
-        f"(SELECT card_id, {order} AS d FROM cards WHERE dim = {dim} AND {shard_of(shards)} = {s} "
-        f"AND project = %(p)s ORDER BY {order} LIMIT %(n)s)" for s in range(shards))
-    with pg.conn.transaction():
-        pg.conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-        rows = pg.conn.execute(f"SELECT card_id, 1 - d FROM ({arms}) u ORDER BY d LIMIT %(n)s",
-                               {"q": vector_text(qvec), "p": PROJECT, "n": k}, prepare=True).fetchall()
-    return {c: float(sim) for c, sim in rows}
-
-
-def measure_sharded(pg, qvecs, matrix, ids, efs: list[int], shards: int, k: int = 10) -> dict:
-    """Vector search over the sharded layout at each ef_search, interleaved, recall beside latency as in measure."""
-    import numpy as np
-
-    row_of = {c: i for i, c in enumerate(ids)}
-    exact = [exact_vector_truth(matrix, ids, v, k) for v in qvecs]
-    times: dict[str, list[float]] = {}
-    recall: dict[str, list[float]] = {}
-    by_distance: dict[str, list[float]] = {}
-    sharded_nearest(pg, qvecs[0], k, shards, efs[0])  # warm
-    for i, (v, (truth, kth, _)) in enumerate(zip(qvecs, exact)):
-        t0 = time.perf_counter()
-        pg.conn.execute("SELECT 1").fetchone()
-        times.setdefault("postgres/floor", []).append((time.perf_counter() - t0) * 1000)
-        for ef in (efs if i % 2 == 0 else efs[::-1]):
-            key = f"postgres/vector-sharded/ef{ef}"
-            t0 = time.perf_counter()
-            got = sharded_nearest(pg, v, k, shards, ef)
-            times.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
-            best = sorted(got, key=lambda c: (-got[c], c))[:k]
-            recall.setdefault(key, []).append(len(set(best) & set(truth)) / k)
-            by_distance.setdefault(key, []).append(within_epsilon(matrix, row_of, v, best, kth, k))
-    out = summary(times)
-    for key in recall:
-        out[key]["recall_at_10"] = round(float(np.mean(recall[key])), 3)
-        out[key]["recall_at_10_by_distance"] = round(float(np.mean(by_distance[key])), 3)
-    return out
 
 
 def main_hybrid(pg, query: str, qvec, k: int = 10) -> list[str]:
@@ -354,13 +297,15 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
     import numpy as np
 
     from sentinel.memory.store.cards import LearnedCards
-    from sentinel.memory.store.postgres import EF_SEARCH, LEXICAL_BUDGET
+    from sentinel.memory.store.postgres import EF_SEARCH, LEXICAL_BUDGET, SHARD_EF_SEARCH
 
     row_of = {c: i for i, c in enumerate(ids)}
+    one_graph = pg._shards(matrix.shape[1]) == 1
+    default_ef = EF_SEARCH if one_graph else SHARD_EF_SEARCH  # what the product searches with
     team, local = LearnedCards(pg, PROJECT), LearnedCards(lite, PROJECT)
     for s in (team, local):  # warm: SQLite loads its vectors, PostgreSQL's pages come into the cache
         s.search(qs[0], k=k, query_vector=qvecs[0])
-    efs = sorted(set(efs) | {EF_SEARCH})
+    efs = sorted(set(efs) | {default_ef})
     budgets = sorted(set(budgets) - {LEXICAL_BUDGET})  # (the product's is the hybrid at each ef_search)
     times: dict[str, list[float]] = {}
     recall: dict[str, list[float]] = {}
@@ -395,7 +340,8 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
             hits = timed(f"postgres/hybrid/ef{ef}", lambda: team.search(q, k=k, query_vector=v, ef_search=ef))
             if ref is not None:
                 hit(f"postgres/hybrid/ef{ef}", [h.id for h in hits], ref)
-        timed("postgres/hybrid/before", lambda: main_hybrid(pg, q, v, k))
+        if one_graph:  # its SQL needs the one graph: on shards it would be an exact scan, not what it was
+            timed("postgres/hybrid/before", lambda: main_hybrid(pg, q, v, k))
         for budget in (budgets if i % 2 == 0 else budgets[::-1]):
             hits = timed(f"postgres/hybrid/budget{budget}",
                          lambda: team.search(q, k=k, query_vector=v, lexical_budget=budget))
@@ -414,7 +360,7 @@ def measure(pg, lite, qs, qvecs, matrix, ids, efs: list[int], budgets: list[int]
     within = [n for _, _, n in exact]
     out["cards_within_epsilon_of_10th"] = {"median": int(statistics.median(within)), "p90": int(pct(within, 0.9)),
                                            "epsilon": TIE_EPSILON}
-    out["ef_search_default"] = EF_SEARCH
+    out["ef_search_default"] = default_ef
     out["lexical_budget_default"] = LEXICAL_BUDGET
     return out
 
@@ -482,8 +428,9 @@ def main(argv=None) -> int:
     ap.add_argument("--sqlite-max", type=int, default=135000, help="cards loaded into SQLite (and sizes it is "
                                                                      "measured at): at most this many")
     ap.add_argument("--shards", type=int, default=0,
-                    help="instead of the product's layout: this many partial HNSW graphs (a hash of the card id), "
-                         "vector search only, no SQLite, no writers (results: team_memory_bench-shards.json)")
+                    help="instead of the layout the product makes for each size: this many hash-sharded HNSW graphs "
+                         "(searched by the product's own code, which finds the layout; no writers; results: "
+                         "team_memory_bench-shards.json)")
     ap.add_argument("--writers", type=int, default=8)
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--database-url", help="an existing PostgreSQL with pgvector (default: pgserver in --workdir)")
@@ -537,30 +484,17 @@ def run(args, sizes: list[int], url: str, work: Path) -> int:
     report["query_embed_ms"] = round(embed_ms, 2)
     loaded = 0
     keep: list = [[], []]
+    results = SHARDS_RESULTS if args.shards else RESULTS
     pg.conn.execute("INSERT INTO card_versions (project, seq) VALUES (%s, 1) ON CONFLICT DO NOTHING", (PROJECT,))
     for size in sizes:
         drop_indexes(pg, embedder.dim)
         log(f"loading cards {loaded}..{size}")
-        timings = load(pg, lite, size - loaded, loaded, embedder, keep,
-                       lite_upto=0 if args.shards else args.sqlite_max)
+        timings = load(pg, lite, size - loaded, loaded, embedder, keep, lite_upto=args.sqlite_max)
         loaded = size
         matrix = np.ascontiguousarray(np.concatenate(keep[0]))
         keep[0] = [matrix]
-        if args.shards:
-            for s in range(args.shards):
-                pg.conn.execute(f"DROP INDEX IF EXISTS cards_hnsw_{embedder.dim}_shard{s}")
-            timings.update(build_shard_indexes(pg, embedder.dim, args.shards))
-            log(f"measuring {args.shards} shards at {size}: {timings}")
-            result = measure_sharded(pg, qvecs, matrix, keep[1], [int(e) for e in args.ef.split(",")],
-                                     args.shards)
-            result["load"] = timings
-            report["sizes"][str(size)] = result
-            log(json.dumps(result))
-            SHARDS_RESULTS.parent.mkdir(parents=True, exist_ok=True)
-            SHARDS_RESULTS.write_text(json.dumps(report, indent=2) + "\n")
-            continue
         log(f"building indexes at {size}: {timings}")
-        timings.update(build_indexes(pg, embedder.dim))
+        timings.update(build_indexes(pg, embedder.dim, args.shards or None))
         log(f"measuring at {size}: {timings}")
         lite._vectors = None
         result = measure(pg, lite, qs, qvecs, matrix, keep[1], [int(e) for e in args.ef.split(",")],
@@ -570,11 +504,12 @@ def run(args, sizes: list[int], url: str, work: Path) -> int:
         result["load"] = timings
         report["sizes"][str(size)] = result
         log(json.dumps(result))
-        RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(report, indent=2) + "\n")  # what is measured survives a later failure
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(report, indent=2) + "\n")  # what is measured survives a later failure
     pg.close()
     lite.close()
     if args.shards:
+        print(render(report))
         return 0
 
     log(f"writers: {args.writers} x {args.runs}")
@@ -611,7 +546,8 @@ def render(r: dict) -> str:
         floor = res.get("postgres/floor")
         built = res.get("load", {})
         if "hnsw_m" in built:
-            lines.append(f"| {int(size):,} | index | HNSW m={built['hnsw_m']}, ef_construction="
+            graphs = "one graph" if built.get("shards", 1) == 1 else f"{built['shards']} hash shards"
+            lines.append(f"| {int(size):,} | index | HNSW ({graphs}) m={built['hnsw_m']}, ef_construction="
                          f"{built['hnsw_ef_construction']}: built in {built['hnsw_build_s']} s, {built['hnsw_mb']} MB | | | |")
         if floor:
             lines.append(f"| {int(size):,} | floor | PostgreSQL `SELECT 1` | {floor['p50_ms']} / {floor['p95_ms']} ms | | |")
@@ -645,7 +581,9 @@ def render(r: dict) -> str:
                 rec = f"{lt['recall_at_10']:.3f}" if "recall_at_10" in lt else "exact by construction"
                 lines.append(f"| {int(size):,} | {mode} | SQLite + numpy ({lt['queries']} queries) | {lt['p50_ms']} / "
                              f"{lt['p95_ms']} ms | {rec} | |")
-    w = r["writers"]
+    w = r.get("writers")
+    if not w:
+        return "\n".join(lines)
     lines += ["", f"Writers: {w['writers']} processes x {w['runs_each']} runs (3 findings each), at once:", "",
               "| backend | wall | write p50 / p95 | runs (expected) | findings (expected) | distinct run keys |",
               "|---|---|---|---|---|---|"]

@@ -554,7 +554,7 @@ def test_an_earlier_versions_hnsw_index_is_rebuilt_by_migrate_and_search_still_f
 
     migrated = _sentinel(dev, "memory", "migrate", "--json", env=env)
     assert migrated.returncode == 0, migrated.stderr
-    assert json.loads(migrated.stdout)["rebuilt_vector_indexes"] == [int(dim)]
+    assert json.loads(migrated.stdout)["rebuilt_vector_indexes"] == [{"dim": int(dim), "shards": 1, "from_shards": 1}]
     assert _hnsw_options(url) == [name, wanted]  # one index, under its own name, with this version's graph
     again = _sentinel(dev, "memory", "migrate", env=env)
     assert again.returncode == 0 and "rebuilt" not in again.stdout, again.stdout  # nothing twice
@@ -563,5 +563,35 @@ def test_an_earlier_versions_hnsw_index_is_rebuilt_by_migrate_and_search_still_f
     assert found.returncode == 0, found.stderr
     assert "learned-settings-swallow" in found.stdout
     stats = json.loads(_sentinel(dev, "memory", "stats", "--json", env=env).stdout)
-    assert stats["learned"]["vector_indexes"] == [{"dim": int(dim), "m": HNSW_M,
-                                                   "ef_construction": HNSW_EF_CONSTRUCTION, "current": True}]
+    assert stats["learned"]["vector_indexes"] == [{"dim": int(dim), "shards": 1, "m": HNSW_M, "cards": 1,
+                                                   "ef_construction": HNSW_EF_CONSTRUCTION, "wanted_shards": 1,
+                                                   "current": True}]
+
+
+def test_a_sharded_layout_is_searched_shown_and_merged_back_by_migrate(tmp_path, pg_server):
+    """Shards over a card or two (what `memory migrate` makes of a million): search walks them, stats names them
+    and says they are more than the cards need, migrate merges them into one graph and search still finds."""
+    from sentinel.memory.store.postgres import _hnsw_definition, _index_name
+
+    url = new_database(pg_server)
+    dev = _clone(_origin(tmp_path), tmp_path / "dev")
+    env = {"SENTINEL_DATABASE_URL": url}
+    subprocess.run([sys.executable, "-c", LEARN, json.dumps(_learned_card())], cwd=dev, capture_output=True,
+                   text=True, env={**os.environ, **env}, check=True)
+    (name, _), = [_hnsw_options(url)]
+    dim = int(name.rsplit("_", 1)[1])
+    psql(url, f"DROP INDEX {name}; " + "; ".join(
+        f"CREATE INDEX {_index_name(dim, 2, s)} ON cards USING hnsw {_hnsw_definition(dim, 2, s)}" for s in (0, 1)))
+    found = _sentinel(dev, "memory", "search", "settings swallowed by a bare except", "--json", env=env)
+    assert found.returncode == 0 and "learned-settings-swallow" in found.stdout, found
+    stats = _sentinel(dev, "memory", "stats", env=env)
+    assert stats.returncode == 0, stats.stderr
+    assert (f"vector index ({dim} dims, 1 card): 2 HNSW shards" in stats.stdout
+            and "more shards than its cards need" in stats.stdout and "rebuilds it as one graph" in stats.stdout), stats
+
+    migrated = _sentinel(dev, "memory", "migrate", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    assert f"rebuilt the HNSW index of {dim}-dimension card vectors: 2 shards -> one graph" in migrated.stdout
+    assert [n for n in _hnsw_options(url) if n.startswith("cards_hnsw")] == [name]
+    found = _sentinel(dev, "memory", "search", "settings swallowed by a bare except", "--json", env=env)
+    assert found.returncode == 0 and "learned-settings-swallow" in found.stdout, found

@@ -262,12 +262,9 @@ def _learned_stats(root, cfg) -> dict | None:
         with open_learned_store(cfg.memory, git_dir) as store:
             out.update(path=store.path, cards=store.count(), runs=[r.to_json() for r in store.runs(10)],
                        cache=status(root, store))
-            indexes = getattr(store.db, "vector_indexes", None)  # PostgreSQL: the HNSW graphs and their parameters
+            indexes = getattr(store.db, "vector_indexes", None)  # PostgreSQL: the HNSW layout of each dimension
             if indexes:
-                from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
-
-                out["vector_indexes"] = [{"dim": dim, **params, "current": params == {
-                    "m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION}} for dim, params in indexes().items()]
+                out["vector_indexes"] = [{"dim": dim, **layout} for dim, layout in indexes().items()]
     except SentinelError as exc:
         state = read_state(os.path.join(git_dir, "sentinel")) or {}
         out.update(path=None, cards=None, runs=[], error=str(exc),
@@ -297,6 +294,21 @@ def cmd_stats(args) -> int:
     return 0
 
 
+def _vector_layout(index: dict) -> str:
+    from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
+
+    graphs = "one HNSW graph" if index["shards"] == 1 else f"{index['shards']} HNSW shards"
+    line = f"{graphs}, m={index['m']}, ef_construction={index['ef_construction']}"
+    if index["current"]:
+        return line
+    each = index["cards"] // index["shards"]
+    why = ("an earlier version's graph" if (index["m"], index["ef_construction"]) != (HNSW_M, HNSW_EF_CONSTRUCTION)
+           else f"grown past what one graph searches well ({each} cards each)" if index["wanted_shards"] > index["shards"]
+           else f"more shards than its cards need ({each} cards each)")
+    wanted = "one graph" if index["wanted_shards"] == 1 else f"{index['wanted_shards']} shards"
+    return f"{line} ({why}: `sentinel memory migrate` rebuilds it as {wanted} for this version's recall)"
+
+
 def _print_learned(learned: dict) -> None:
     cache = learned.get("cache") or {}
     if learned.get("error"):
@@ -311,9 +323,8 @@ def _print_learned(learned: dict) -> None:
         print(f"  this clone's cache: {cache.get('cached_cards')} cards at version {cache['cached_version']} "
               f"({state})")
     for index in learned.get("vector_indexes", []):
-        print(f"  vector index ({index['dim']} dims): HNSW m={index['m']}, ef_construction={index['ef_construction']}"
-              + ("" if index["current"] else " (an earlier version's graph: `sentinel memory migrate` rebuilds it "
-                                             "for this version's recall)"))
+        cards = f"{index['cards']} card" + ("" if index["cards"] == 1 else "s")
+        print(f"  vector index ({index['dim']} dims, {cards}): " + _vector_layout(index))
     from sentinel.memory.learn.pipeline import stage_line
 
     for run in learned.get("runs", [])[:5]:

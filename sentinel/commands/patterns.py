@@ -209,6 +209,10 @@ def cmd_forget(args) -> int:
     return 0
 
 
+def _graphs(shards: int) -> str:
+    return "one graph" if shards == 1 else f"{shards} shards"
+
+
 def cmd_migrate(args) -> int:
     from sentinel.memory.store import SCHEMA_VERSION
 
@@ -217,7 +221,7 @@ def cmd_migrate(args) -> int:
     with _store(args, cfg, git_dir) as store:  # opening applies what is missing
         before = store.migrated_from
         applied = store.migrate()  # nothing left: reports the current version
-        rebuild = getattr(store, "rebuild_vector_indexes", None)  # PostgreSQL: an earlier version's HNSW graph
+        rebuild = getattr(store, "rebuild_vector_indexes", None)  # PostgreSQL: graphs not of this version's layout
         rebuilt = rebuild() if rebuild else []
         where = store.describe()
         version = store.schema_version()
@@ -236,8 +240,10 @@ def cmd_migrate(args) -> int:
     if rebuilt:
         from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
 
-        print(f"rebuilt the HNSW index of {', '.join(f'{d}-dimension' for d in rebuilt)} card vectors with "
-              f"m={HNSW_M}, ef_construction={HNSW_EF_CONSTRUCTION} (searches kept the old one meanwhile)")
+        for r in rebuilt:
+            print(f"rebuilt the HNSW index of {r['dim']}-dimension card vectors: {_graphs(r['from_shards'])} -> "
+                  f"{_graphs(r['shards'])}, m={HNSW_M}, ef_construction={HNSW_EF_CONSTRUCTION} (searches kept "
+                  "the old one meanwhile)")
     if adopted:
         print(f"moved {adopted['runs']} run(s), with their resolutions and the learned cards, of project "
               f"{adopted['from']!r} to {adopted['to']!r}")
@@ -310,10 +316,15 @@ def cmd_import_export(args) -> int:
     with _store(args, cfg, git_dir) as store:
         added = store.import_records(records())
         where = store.describe()
+        layouts = getattr(store, "vector_indexes", None)  # PostgreSQL: a large import may outgrow one graph
+        stale = sorted(d for d, v in layouts().items() if not v["current"]) if layouts and added["cards"] else []
     if args.format == "json":
-        print(json.dumps({"store": where, "added": added}))
+        print(json.dumps({"store": where, "added": added, "vector_indexes_to_rebuild": stale}))
     else:
         print(f"imported into {where}: {added['runs']} run(s), {added['findings']} finding(s), "
               f"{added['resolutions']} resolution(s), {added['cards']} learned card(s) "
               "(records already there were kept)")
+        if stale:
+            print(f"the vector index of {', '.join(f'{d}-dimension' for d in stale)} cards is no longer the layout "
+                  "this version searches best: `sentinel memory migrate` rebuilds it (searches go on meanwhile)")
     return 0

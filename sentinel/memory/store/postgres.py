@@ -21,6 +21,7 @@ import json
 import math
 import re
 import threading
+import time
 from contextlib import contextmanager
 
 from sentinel.memory.store import SCHEMA_VERSION, StoreBusy, StoreError, StoreUnavailable, within
@@ -31,20 +32,46 @@ _MIGRATION_LOCK = 0x5E47_1E1  # advisory lock id: one migrating runner at a time
 _EXTRA = "pip install 'diff-sentinel[postgres]'"
 # Tuned by benchmarks/team_memory_bench.py (recall of the exact top 10 beside each latency, same run): see
 # docs/evaluation.md#team-memory-at-scale.
-# HNSW candidate list (pgvector's default is 40): recall@10 of exact 0.99 at 135K cards (p50 3.8 ms), 0.88 at 1M
-# (4.2 ms); 200 gave 0.97 / 0.85, 800 0.997 / 0.92 at 12 ms (one graph flattens at 1M: see the sharded figures).
+# HNSW candidate list (pgvector's default is 40) of one graph: recall@10 of exact 0.99 at 135K cards (p50 3.8 ms);
+# 200 gave 0.97, 800 0.997. One graph flattens as it grows: at 1M cards 0.88 at 400, 0.92 at 800 (12 ms).
 EF_SEARCH = 400
+# So a graph holds at most about SHARD_CARDS cards: above that a dimension's vectors are split by a stable hash of
+# the card id into partial indexes ("shards"), each searched with its own (smaller) candidate list and merged in
+# the same statement. At 1M cards, 8 shards: 0.96 recall@10 at SHARD_EF_SEARCH 150 (12 ms), 0.97 at 200.
+SHARD_CARDS = 125_000
+SHARD_GROWTH = 1.25  # `memory migrate` re-splits once a graph holds this many times SHARD_CARDS (or < a quarter)
+SHARD_EF_SEARCH = 200
 # The HNSW graph: with pgvector's defaults (m=16, ef_construction=64) recall@10 at 135K cards is 0.90 at ef_search
 # 200, 0.93 at 400; this denser graph, built with a wider candidate list, 0.98 / 0.99 for 2.7x the build time.
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 128
+_GRAPH = {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION}  # as vector_indexes reads a graph's parameters
+HNSW_BUILD_MEMORY_KB = 1 << 20  # maintenance_work_mem raised to 1 GB for a build: a shard's graph fits in memory
 ITERATIVE_MAX_TUPLES = 20_000  # pgvector >= 0.8: how far an iterative scan may go to fill a filtered list
 LEXICAL_BUDGET = 1000  # expected rows of the rare words' matches that a hybrid search ranks (2x at most)
+LAYOUT_TTL = 60.0  # seconds a connection trusts what it read of the vector indexes (a migrate may swap them)
+_INDEX_NAME = re.compile(r"cards_hnsw_(\d+)(?:_(\d+)of(\d+))?(_next)?")
 
 
-def _hnsw_definition(dim: int) -> str:
+def shard_of(shards: int) -> str:
+    """The SQL expression that puts a card in one of `shards` graphs: a stable hash of its id, evaluated by the
+    server both when a row enters an index and in the search's predicate, so the two always agree."""
+    return f"mod(abs(hashtext(card_id)::bigint), {int(shards)})"
+
+
+def wanted_shards(cards: int, shard_cards: int = SHARD_CARDS) -> int:
+    """How many graphs a dimension with this many cards is split into (one below shard_cards)."""
+    return max(1, math.ceil(cards / max(1, shard_cards)))
+
+
+def _index_name(dim: int, shards: int, s: int) -> str:
+    return f"cards_hnsw_{dim}" if shards == 1 else f"cards_hnsw_{dim}_{s}of{shards}"
+
+
+def _hnsw_definition(dim: int, shards: int = 1, s: int = 0) -> str:
+    where = f"dim = {dim}" + (f" AND {shard_of(shards)} = {s}" if shards > 1 else "")
     return (f"((vector::vector({dim})) vector_cosine_ops) WITH (m = {HNSW_M}, ef_construction = "
-            f"{HNSW_EF_CONSTRUCTION}) WHERE dim = {dim}")
+            f"{HNSW_EF_CONSTRUCTION}) WHERE {where}")
 
 
 def _driver():
@@ -63,6 +90,8 @@ class PostgresStore(SQLStore):
         self.url = url
         self.recovered = None
         self._extversion: tuple[int, ...] | None = None
+        self._layouts: tuple[float, dict[int, int]] | None = None  # (read at, {dim: shards searched})
+        self._indexed: set[int] = set()  # dimensions this connection has seen an HNSW index of
         self._lexeme_stats: tuple[dict[str, float], float, float] | None = None
         self._ef_search: int | None = None  # this session's hnsw.ef_search, once set
         self._stems: dict[str, list[str]] = {}  # query word -> its lexemes (English)
@@ -192,61 +221,142 @@ class PostgresStore(SQLStore):
         for dim in sorted(dims):
             self.ensure_vector_index(dim)
 
-    def ensure_vector_index(self, dim: int) -> None:
-        """The HNSW index (cosine) for vectors of one dimension, made when the first such card arrives (an HNSW
-        index needs a fixed dimension; a partial index per dimension lets models differ between projects)."""
-        dim = int(dim)
-        if self._one("SELECT to_regclass(?)", (f"cards_hnsw_{dim}",))[0] is not None:
-            return
-        self._exec("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK + dim,))
-        self._exec(f"CREATE INDEX IF NOT EXISTS cards_hnsw_{dim} ON cards USING hnsw {_hnsw_definition(dim)}")
-
-    def vector_indexes(self) -> dict[int, dict[str, int]]:
-        """The HNSW indexes of the cards, by dimension, with the graph parameters they were built with (pgvector's
-        defaults where the index names none)."""
-        out: dict[int, dict[str, int]] = {}
+    def _hnsw_indexes(self, valid_only: bool = True) -> list[tuple[str, int, int, int, bool, dict[str, int]]]:
+        """[(name, dim, shards, shard, building, params)] of the cards' HNSW indexes: `building` for a layout's
+        successor (`_next`), params the graph's m and ef_construction (pgvector's defaults where none is named)."""
+        out = []
         for name, options in self._all("SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_index i ON "
-                                       "i.indexrelid = c.oid WHERE i.indrelid = 'cards'::regclass"):
-            head, _, tail = name.rpartition("_")
-            if head != "cards_hnsw" or not tail.isdigit():
+                                       "i.indexrelid = c.oid WHERE i.indrelid = 'cards'::regclass"
+                                       + (" AND i.indisvalid" if valid_only else "")):
+            match = _INDEX_NAME.fullmatch(name)
+            if not match:
                 continue
             params = {"m": 16, "ef_construction": 64}
             for opt in options or []:
                 key, _, value = opt.partition("=")
                 if key in params and value.isdigit():
                     params[key] = int(value)
-            out[int(tail)] = params
+            dim, s, shards, building = match.groups()
+            out.append((name, int(dim), int(shards or 1), int(s or 0), bool(building), params))
         return out
 
-    def rebuild_vector_indexes(self) -> list[int]:
-        """Rebuild, without blocking searches or writes, every HNSW index built with other graph parameters than
-        this version's (an index made by an earlier Sentinel): the new index is built concurrently beside the old
-        one, which is dropped only once its successor is valid. Explicit (`sentinel memory migrate`), never on the
-        hook path: at a million cards this takes tens of minutes. Returns the dimensions rebuilt."""
-        wanted = {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION}
-        done = []
-        for dim, params in sorted(self.vector_indexes().items()):
-            if params == wanted:
-                continue
-            name, fresh = f"cards_hnsw_{dim}", f"cards_hnsw_{dim}_rebuilt"
+    def _layout(self, indexes) -> dict[int, tuple[int, dict[str, int]]]:
+        """{dim: (shards, params)} of the layouts a search can use: for each dimension, the complete set of valid
+        graphs with the most shards (while a migrate swaps layouts, both may be complete for a moment)."""
+        sets: dict[tuple[int, int], dict[int, dict[str, int]]] = {}
+        for _, dim, shards, s, building, params in indexes:
+            if not building:
+                sets.setdefault((dim, shards), {})[s] = params
+        out: dict[int, tuple[int, dict[str, int]]] = {}
+        for (dim, shards), members in sorted(sets.items()):
+            if set(members) == set(range(shards)):
+                out[dim] = (shards, members[0])
+        return out
 
-            def rebuild():
+    def _shards(self, dim: int) -> int:
+        """How many graphs a search of this dimension walks (1: one graph, or no index at all), read at most once
+        per LAYOUT_TTL seconds per connection."""
+        now = time.monotonic()
+        if self._layouts is None or now - self._layouts[0] > LAYOUT_TTL:
+            self._layouts = (now, {d: shards for d, (shards, _) in self._layout(self._hnsw_indexes()).items()})
+        return self._layouts[1].get(int(dim), 1)
+
+    def _card_counts(self) -> dict[int, int]:
+        return {int(d): int(n) for d, n in self._all("SELECT dim, COUNT(*) FROM cards WHERE dim IS NOT NULL "
+                                                     "GROUP BY dim")}
+
+    def _raise_build_memory(self, local: bool) -> None:
+        """maintenance_work_mem up to HNSW_BUILD_MEMORY_KB for this session (or transaction), never down: a graph
+        that outgrows it is built on disk, several times slower."""
+        row = self._one("SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'")
+        if row and int(row[0]) < HNSW_BUILD_MEMORY_KB:
+            self._exec(f"SET {'LOCAL ' if local else ''}maintenance_work_mem = '{HNSW_BUILD_MEMORY_KB}kB'")
+
+    def ensure_vector_index(self, dim: int) -> None:
+        """The HNSW index (cosine) for vectors of one dimension, made when the first such cards arrive (an HNSW
+        index needs a fixed dimension; a partial index per dimension lets models differ between projects): one
+        graph, or as many shards as the cards already there need (a first import of many). Cheap when it exists
+        (what this connection read of the indexes)."""
+        dim = int(dim)
+        if dim in self._indexed:
+            return
+        for attempt in range(2):
+            self._indexed.update(d for _, d, *_ in self._hnsw_indexes(valid_only=False))
+            if dim in self._indexed:
+                return
+            if not attempt:  # then again under the lock: another runner may be making it
+                self._exec("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK + dim,))
+        shards = wanted_shards(self._card_counts().get(dim, 0))
+        if shards > 1:
+            self._raise_build_memory(local=True)
+        for s in range(shards):
+            self._exec(f"CREATE INDEX IF NOT EXISTS {_index_name(dim, shards, s)} ON cards USING hnsw "
+                       f"{_hnsw_definition(dim, shards, s)}")
+        self._layouts = None
+        self._indexed.add(dim)
+
+    def vector_indexes(self, shard_cards: int = SHARD_CARDS) -> dict[int, dict]:
+        """The HNSW layout of the cards, by dimension: its shards, the graph parameters they were built with, the
+        cards, the shards this version wants for them, and whether the layout is current (this version's graph,
+        no graph grown past SHARD_GROWTH x shard_cards or shrunk below a quarter of it)."""
+        counts = self._card_counts()
+        out: dict[int, dict] = {}
+        for dim, (shards, params) in sorted(self._layout(self._hnsw_indexes()).items()):
+            cards = counts.get(dim, 0)
+            per_graph = cards / shards
+            sized = per_graph <= SHARD_GROWTH * shard_cards and (shards == 1 or per_graph >= shard_cards / 4)
+            out[dim] = {"shards": shards, **params, "cards": cards,
+                        "wanted_shards": shards if sized else wanted_shards(cards, shard_cards),
+                        "current": sized and params == _GRAPH}
+        return out
+
+    def rebuild_vector_indexes(self, shard_cards: int = SHARD_CARDS) -> list[dict[str, int]]:
+        """Rebuild, without blocking searches or writes, every vector layout that is not current (see
+        vector_indexes): an earlier version's graph, or graphs the cards have outgrown. The new graphs are built
+        concurrently beside the old ones (as `<name>_next`), which searches keep using until all of their
+        successors are valid; then, in one transaction, the old are dropped and the new take their names.
+        Explicit (`sentinel memory migrate`), never on the hook path: at a million cards this takes minutes.
+        Returns [{dim, shards, from_shards}] of what was rebuilt."""
+        done = []
+        for dim, layout in self.vector_indexes(shard_cards).items():
+            if layout["current"]:
+                continue
+
+            def rebuild(dim=dim) -> dict[str, int] | None:
                 # a session lock (CREATE INDEX CONCURRENTLY runs outside any transaction): one rebuilder at a time
                 self.conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK + dim,))
                 try:
-                    if self.vector_indexes().get(dim) == wanted:  # another runner rebuilt it meanwhile
-                        return
-                    self.conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {fresh}")  # an interrupted attempt's
-                    self.conn.execute(f"CREATE INDEX CONCURRENTLY {fresh} ON cards USING hnsw "
-                                      f"{_hnsw_definition(dim)}")
+                    now = self.vector_indexes(shard_cards).get(dim)
+                    if now is None or now["current"]:  # another runner rebuilt it meanwhile
+                        return None
+                    shards = now["wanted_shards"]
+                    successors = {f"{_index_name(dim, shards, s)}_next" for s in range(shards)}
+                    built = {name for name, d, *_, building, params in self._hnsw_indexes()
+                             if d == dim and building and params == _GRAPH}
+                    for name, d, *_, building, _ in self._hnsw_indexes(valid_only=False):
+                        if d == dim and building and not (name in successors and name in built):
+                            self.conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")  # an interrupted attempt's
+                    self._raise_build_memory(local=False)
+                    for s in range(shards):  # (an earlier attempt's valid successors are kept: its swap had failed)
+                        if f"{_index_name(dim, shards, s)}_next" not in built:
+                            self.conn.execute(f"CREATE INDEX CONCURRENTLY {_index_name(dim, shards, s)}_next ON "
+                                              f"cards USING hnsw {_hnsw_definition(dim, shards, s)}")
                     with self.conn.transaction():
-                        self.conn.execute(f"DROP INDEX {name}")
-                        self.conn.execute(f"ALTER INDEX {fresh} RENAME TO {name}")
+                        for name, d, *_, building, _ in self._hnsw_indexes(valid_only=False):
+                            if d == dim and not building:
+                                self.conn.execute(f"DROP INDEX {name}")
+                        for s in range(shards):
+                            name = _index_name(dim, shards, s)
+                            self.conn.execute(f"ALTER INDEX {name}_next RENAME TO {name}")
+                    self.conn.execute("RESET maintenance_work_mem")
+                    return {"dim": dim, "shards": shards, "from_shards": now["shards"]}
                 finally:
                     self.conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK + dim,))
 
-            self._call(rebuild)
-            done.append(dim)
+            rebuilt = self._call(rebuild)
+            if rebuilt:
+                done.append(rebuilt)
+        self._layouts = None
         return done
 
     # --- search ------------------------------------------------------------------------------------------
@@ -257,12 +367,12 @@ class PostgresStore(SQLStore):
             self._extversion = tuple(int(p) for p in re.findall(r"\d+", row[0] if row else "0")[:3])
         return self._extversion
 
-    def _search_settings(self, n: int, ef_search: int | None = None) -> None:
+    def _search_settings(self, n: int, ef_search: int) -> None:
         """hnsw.ef_search for a candidate list of n, and iterative index scans where pgvector has them (0.8.0 on:
         the index keeps scanning until n rows pass the project filter, instead of handing back ef_search rows of
         which another project's may be most). Session settings of this connection, sent only when they change:
         a search is then one round trip."""
-        ef = max(int(ef_search or EF_SEARCH), int(n))
+        ef = max(int(ef_search), int(n))
         if self._ef_search == ef:
             return
         statements = [f"SET hnsw.ef_search = {ef}"]
@@ -272,20 +382,32 @@ class PostgresStore(SQLStore):
         self._call(lambda: self.conn.execute("; ".join(statements)))
         self._ef_search = ef
 
+    def _nearest(self, dim: int, ef_search: int | None, n: int) -> str:
+        """The SQL of the project's n nearest cards to %(q)s (card_id, cos), nearest first, through this
+        dimension's layout: one graph, or each shard's n nearest through its own graph, merged; with the
+        candidate list set for it (EF_SEARCH, or SHARD_EF_SEARCH per shard, unless `ef_search` is given)."""
+        shards = self._shards(dim)
+        self._search_settings(n, ef_search or (EF_SEARCH if shards == 1 else SHARD_EF_SEARCH))
+        distance = f"vector::vector({dim}) <=> %(q)s::vector({dim})"
+        if shards == 1:
+            return (f"SELECT card_id, 1 - ({distance}) AS cos FROM cards WHERE dim = {dim} AND project = %(p)s "
+                    f"ORDER BY {distance} LIMIT %(n)s")
+        arms = " UNION ALL ".join(
+            f"(SELECT card_id, {distance} AS d FROM cards WHERE dim = {dim} AND {shard_of(shards)} = {s} "
+            f"AND project = %(p)s ORDER BY {distance} LIMIT %(n)s)" for s in range(shards))
+        return f"SELECT card_id, 1 - d AS cos FROM ({arms}) u ORDER BY d, card_id LIMIT %(n)s"
+
     def _vector_candidates(self, project: str, qvec, n: int, ef_search: int | None = None) -> dict[str, float]:
         from sentinel.memory.store.cards import vector_text
 
         dim = len(qvec)
-        q = vector_text(qvec)
-        order = f"vector::vector({dim}) <=> %(q)s::vector({dim})"
-        self._search_settings(n, ef_search)
-        args = {"q": q, "p": project, "n": int(n)}
-        rows = self._call(lambda: self.conn.execute(
-            f"SELECT card_id, 1 - ({order}) FROM cards WHERE dim = {dim} AND project = %(p)s ORDER BY {order} "
-            "LIMIT %(n)s", args, prepare=True).fetchall())
+        args = {"q": vector_text(qvec), "p": project, "n": int(n)}
+        nearest = self._nearest(dim, ef_search, n)
+        rows = self._call(lambda: self.conn.execute(nearest, args, prepare=True).fetchall())
         if len(rows) < n and self._pgvector() < (0, 8, 0):
             # the index's ef_search nearest were mostly other projects': this project's are ranked exactly (a scan
             # of its own rows, which are few when this happens)
+            order = f"vector::vector({dim}) <=> %(q)s::vector({dim})"
             rows = self._call(lambda: self.conn.execute(
                 f"WITH mine AS MATERIALIZED (SELECT card_id, vector FROM cards WHERE project = %(p)s AND dim = {dim}) "
                 f"SELECT card_id, 1 - ({order}) FROM mine ORDER BY {order} LIMIT %(n)s", args).fetchall())
@@ -389,10 +511,8 @@ class PostgresStore(SQLStore):
 
             dim = len(qvec)
             args["q"] = vector_text(qvec)
-            distance = f"vector::vector({dim}) <=> %(q)s::vector({dim})"
-            near = (f"SELECT card_id, 1 - ({distance}) AS cos FROM cards WHERE dim = {dim} AND project = %(p)s "
-                    f"ORDER BY {distance} LIMIT %(n)s")
-            cosine = f"CASE WHEN k.dim = {dim} THEN 1 - (k.{distance}) END"
+            near = self._nearest(dim, ef_search, n)
+            cosine = f"CASE WHEN k.dim = {dim} THEN 1 - (k.vector::vector({dim}) <=> %(q)s::vector({dim})) END"
         else:
             near, cosine = "SELECT NULL::text AS card_id, NULL::float8 AS cos WHERE false", "NULL::float8"
         text = (f"SELECT card_id, {score} AS lex FROM (SELECT card_id, tsv FROM cards WHERE project = %(p)s "
@@ -407,8 +527,6 @@ class PostgresStore(SQLStore):
                "ORDER BY score DESC, card_id LIMIT %(k)s) "
                "SELECT f.card_id, f.score, f.cos, f.lex, k.body::json ->> 'problem_summary' FROM f "
                "JOIN cards k ON k.project = %(p)s AND k.card_id = f.card_id ORDER BY f.score DESC, f.card_id")
-        if qvec is not None:
-            self._search_settings(n, ef_search)
         # planned with its values each time: the rare words decide how the text half is best read
         rows = self._call(lambda: self.conn.execute(sql, args).fetchall())
         return [(cid, float(score), None if cos is None else float(cos), float(lex), summary or "")
