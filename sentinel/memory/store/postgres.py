@@ -37,7 +37,7 @@ _EXTRA = "pip install 'diff-sentinel[postgres]'"
 EF_SEARCH = 400
 # So a graph holds at most about SHARD_CARDS cards: above that a dimension's vectors are split by a stable hash of
 # the card id into partial indexes ("shards"), each searched with its own (smaller) candidate list and merged in
-# the same statement. At 1M cards, 8 shards: 0.96 recall@10 at SHARD_EF_SEARCH 150 (12 ms), 0.97 at 200.
+# the same statement. At 1M cards, 8 shards: recall@10 0.976 at SHARD_EF_SEARCH 200 (p50 15 ms; 150: 0.968, 12 ms).
 SHARD_CARDS = 125_000
 SHARD_GROWTH = 1.25  # `memory migrate` re-splits once a graph holds this many times SHARD_CARDS (or < a quarter)
 SHARD_EF_SEARCH = 200
