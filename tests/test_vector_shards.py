@@ -133,3 +133,24 @@ def test_shards_go_back_to_one_graph_when_they_hold_too_few_cards(team):
     assert _indexes(url) == [f"cards_hnsw_{DIM}"]
     q = _unit([rng.gauss(0, 1) for _ in range(DIM)])
     assert _nearest(db, q) == _exact(vectors, q)
+
+
+def test_the_first_index_of_cards_already_there_is_made_with_the_shards_they_need(team):
+    """A dimension's first index, made after its cards (a bulk load, an index dropped by hand), is built as the
+    layout their number wants, not as one graph to be split later."""
+    from sentinel.memory.store.postgres import PostgresStore
+
+    url, db, rng, vectors = team
+    psql(url, f"DROP INDEX cards_hnsw_{DIM}")
+    loader = PostgresStore.connect(url)  # a connection that has not seen the dropped index
+    try:
+        with loader._tx():
+            loader.ensure_vector_index(DIM, shard_cards=250)
+        assert _indexes(url) == [f"cards_hnsw_{DIM}_{s}of3" for s in range(3)]
+        with loader._tx():
+            loader.ensure_vector_index(DIM, shard_cards=50)  # there is one: nothing more, whatever it would want
+        assert len(_indexes(url)) == 3
+        q = _unit([rng.gauss(0, 1) for _ in range(DIM)])
+        assert _nearest(loader, q) == _exact(vectors, q)
+    finally:
+        loader.close()

@@ -272,7 +272,7 @@ class PostgresStore(SQLStore):
         if row and int(row[0]) < HNSW_BUILD_MEMORY_KB:
             self._exec(f"SET {'LOCAL ' if local else ''}maintenance_work_mem = '{HNSW_BUILD_MEMORY_KB}kB'")
 
-    def ensure_vector_index(self, dim: int) -> None:
+    def ensure_vector_index(self, dim: int, shard_cards: int = SHARD_CARDS) -> None:
         """The HNSW index (cosine) for vectors of one dimension, made when the first such cards arrive (an HNSW
         index needs a fixed dimension; a partial index per dimension lets models differ between projects): one
         graph, or as many shards as the cards already there need (a first import of many). Cheap when it exists
@@ -286,7 +286,7 @@ class PostgresStore(SQLStore):
                 return
             if not attempt:  # then again under the lock: another runner may be making it
                 self._exec("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK + dim,))
-        shards = wanted_shards(self._card_counts().get(dim, 0))
+        shards = wanted_shards(self._card_counts().get(dim, 0), shard_cards)
         if shards > 1:
             self._raise_build_memory(local=True)
         for s in range(shards):
