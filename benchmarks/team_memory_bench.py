@@ -418,7 +418,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="135000,1000000")
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--ef", default="40,100,200,400,800", help="hnsw.ef_search values measured (the product's is added)")
+    ap.add_argument("--ef", default="40,100,150,200,400", help="hnsw.ef_search values measured, per graph (the "
+                                                                "product's for the layout is added)")
     ap.add_argument("--budgets", default="300,3000", help="hybrid: other lexical budgets measured (rows the text "
                                                           "half ranks), at the product's ef_search")
     ap.add_argument("--reference-queries", type=int, default=100,
