@@ -295,18 +295,19 @@ def cmd_stats(args) -> int:
 
 
 def _vector_layout(index: dict) -> str:
+    from sentinel.commands.patterns import graphs
     from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
 
-    graphs = "one HNSW graph" if index["shards"] == 1 else f"{index['shards']} HNSW shards"
-    line = f"{graphs}, m={index['m']}, ef_construction={index['ef_construction']}"
+    now = "one HNSW graph" if index["shards"] == 1 else f"{index['shards']} HNSW shards"
+    line = f"{now}, m={index['m']}, ef_construction={index['ef_construction']}"
     if index["current"]:
         return line
     each = index["cards"] // index["shards"]
     why = ("an earlier version's graph" if (index["m"], index["ef_construction"]) != (HNSW_M, HNSW_EF_CONSTRUCTION)
            else f"grown past what one graph searches well ({each} cards each)" if index["wanted_shards"] > index["shards"]
            else f"more shards than its cards need ({each} cards each)")
-    wanted = "one graph" if index["wanted_shards"] == 1 else f"{index['wanted_shards']} shards"
-    return f"{line} ({why}: `sentinel memory migrate` rebuilds it as {wanted} for this version's recall)"
+    return (f"{line} ({why}: `sentinel memory migrate` rebuilds it as {graphs(index['wanted_shards'])} for this "
+            "version's recall)")
 
 
 def _print_learned(learned: dict) -> None:

@@ -209,7 +209,8 @@ def cmd_forget(args) -> int:
     return 0
 
 
-def _graphs(shards: int) -> str:
+def graphs(shards: int) -> str:
+    """A vector layout in words (migrate's and stats' lines)."""
     return "one graph" if shards == 1 else f"{shards} shards"
 
 
@@ -241,8 +242,8 @@ def cmd_migrate(args) -> int:
         from sentinel.memory.store.postgres import HNSW_EF_CONSTRUCTION, HNSW_M
 
         for r in rebuilt:
-            print(f"rebuilt the HNSW index of {r['dim']}-dimension card vectors: {_graphs(r['from_shards'])} -> "
-                  f"{_graphs(r['shards'])}, m={HNSW_M}, ef_construction={HNSW_EF_CONSTRUCTION} (searches kept "
+            print(f"rebuilt the HNSW index of {r['dim']}-dimension card vectors: {graphs(r['from_shards'])} -> "
+                  f"{graphs(r['shards'])}, m={HNSW_M}, ef_construction={HNSW_EF_CONSTRUCTION} (searches kept "
                   "the old one meanwhile)")
     if adopted:
         print(f"moved {adopted['runs']} run(s), with their resolutions and the learned cards, of project "

@@ -287,8 +287,7 @@ class PostgresStore(SQLStore):
             if not attempt:  # then again under the lock: another runner may be making it
                 self._exec("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK + dim,))
         shards = wanted_shards(self._card_counts().get(dim, 0), shard_cards)
-        if shards > 1:
-            self._raise_build_memory(local=True)
+        self._raise_build_memory(local=True)
         for s in range(shards):
             self._exec(f"CREATE INDEX IF NOT EXISTS {_index_name(dim, shards, s)} ON cards USING hnsw "
                        f"{_hnsw_definition(dim, shards, s)}")
